@@ -1,0 +1,129 @@
+"""``SpitConfig``: every rules flag of docs/RULES.md and the time model, validated at construction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from numbers import Integral
+
+from .latency import Latency
+
+TIE_BREAKS = ("coin", "player_0", "player_1")
+SCORINGS = ("standard", "points")
+ILLEGAL_ACTIONS = ("wait", "raise")
+
+
+def _default_latency() -> tuple[Latency, Latency]:
+    club = Latency.preset("club")
+    return (club, club)
+
+
+@dataclass(frozen=True)
+class SpitConfig:
+    """The rules and the time model of a game. All times are integer milliseconds.
+
+    Attributes:
+        latency: one latency model per seat (D7); also accepts one model or preset name for
+            both seats, or a pair of models / preset names / whole ms. Default ("club", "club").
+        wait_ms: how long WAIT occupies the hand, 1-60,000 ms (default 100).
+        spit_delay_ms: time from a stall to the spit (D9), 0-60,000 ms (default 500).
+        tie_break: who lands first when two moves land at the same ms (D8): "coin" (a fair
+            coin from the game's random stream, default), "player_0" or "player_1".
+        max_rounds: rounds after which the game is truncated (D16), 1-10,000 (default 100).
+        max_game_ms: simulated time after which the game is truncated (D16), 1 ms to 10^9 ms
+            (default 1,800,000 = 30 min).
+        scoring: "standard" (D14, default) or "points" (D15).
+        target_points: the points variant's end total (D15), 1-10,000 (default 100).
+        auto_flip: turn the next stock card up as soon as the card above leaves (D5, default on).
+        wrap_ranks: Ace-King adjacent (D1, default on).
+        illegal_action: what a move outside the legal mask does: "wait" (treated as WAIT and
+            reported as an "illegal" event, default) or "raise" (ValueError, nothing applied).
+        observe_opponent_move: whether a player's observation shows the opponent's move in
+            flight (its busy flag and time to landing are always shown). Default on.
+
+    Raises:
+        ValueError: naming the field and the allowed values, for any bad value.
+    """
+
+    latency: tuple[Latency, Latency] = field(default_factory=_default_latency)
+    wait_ms: int = 100
+    spit_delay_ms: int = 500
+    tie_break: str = "coin"
+    max_rounds: int = 100
+    max_game_ms: int = 1_800_000
+    scoring: str = "standard"
+    target_points: int = 100
+    auto_flip: bool = True
+    wrap_ranks: bool = True
+    illegal_action: str = "wait"
+    observe_opponent_move: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "latency", _parse_latency_pair(self.latency))
+        _check_int("wait_ms", self.wait_ms, 1, 60_000)
+        _check_int("spit_delay_ms", self.spit_delay_ms, 0, 60_000)
+        _check_choice("tie_break", self.tie_break, TIE_BREAKS)
+        _check_int("max_rounds", self.max_rounds, 1, 10_000)
+        _check_int("max_game_ms", self.max_game_ms, 1, 1_000_000_000)
+        _check_choice("scoring", self.scoring, SCORINGS)
+        _check_int("target_points", self.target_points, 1, 10_000)
+        _check_bool("auto_flip", self.auto_flip)
+        _check_bool("wrap_ranks", self.wrap_ranks)
+        _check_choice("illegal_action", self.illegal_action, ILLEGAL_ACTIONS)
+        _check_bool("observe_opponent_move", self.observe_opponent_move)
+
+    def replace(self, **changes) -> SpitConfig:
+        """A copy with some fields changed (validated again).
+
+        Raises:
+            ValueError: an unknown field name or a bad value.
+        """
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ValueError(f"unknown SpitConfig field(s) {unknown}; known: {sorted(known)}")
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable description (latency models by label and parameters)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "latency"}
+        out["latency"] = [
+            {"kind": m.kind, "mean_ms": m.mean_ms, "std_ms": m.std_ms, "min_ms": m.min_ms, "name": m.name}
+            for m in self.latency
+        ]
+        return out
+
+
+def _parse_latency_pair(value) -> tuple[Latency, Latency]:
+    if isinstance(value, (Latency, str, int)) and not isinstance(value, bool):
+        one = _parse_one(value, "latency")
+        return (one, one)
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return (_parse_one(value[0], "latency[0]"), _parse_one(value[1], "latency[1]"))
+    raise ValueError(
+        "latency must be a Latency, a preset name, whole ms, or a pair of those (one per seat), "
+        f"got {value!r}"
+    )
+
+
+def _parse_one(value, name: str) -> Latency:
+    try:
+        return Latency.parse(value)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+
+
+def _check_int(name: str, value, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be in {lo}..{hi}, got {value}")
+
+
+def _check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def _check_bool(name: str, value) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
