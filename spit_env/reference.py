@@ -1,0 +1,491 @@
+"""The scalar reference game: ONE game of Spit in plain Python (lists and ints), written to be
+read next to docs/RULES.md. It is the test oracle of the batched core (``core.py``): both follow
+the decisions D1-D16 and "The time model, exactly" of docs/RULES.md, and the differential test
+compares them snapshot for snapshot, event for event.
+
+Layout of the state (all plain Python, see :meth:`ReferenceGame.snapshot`):
+
+* ``stocks[p][s]``: stock place s (0-4) of player p, bottom -> top, each entry ``[card, face_up]``.
+* ``spit[p]``: player p's spit cards, the next to be turned first.
+* ``centre[i]``: centre pile i (absolute index = the seat whose pile it is), bottom -> top.
+* ``in_flight[p]``: player p's move in flight (:class:`Move`) or None (the player is free).
+
+Actions are the player's egocentric ids (``rules.py``): pile c = 0 is the player's own centre
+pile, c = 1 the opponent's; absolute pile = p if c == 0 else 1 - p.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import rules, streams
+from .config import SpitConfig
+from .latency import Latency
+
+PLAYERS = (0, 1)
+PLAY, SLAP, OVER = "play", "slap", "over"
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one :meth:`ReferenceGame.step` returns.
+
+    Attributes:
+        rewards: (r0, r1) floats: +1 winner / -1 loser on the step the game ends, else 0.
+        terminated: True only on the step the game ends by D14 / D15.
+        truncated: True only on the step the game is truncated (D16).
+        events: event dicts in occurrence order (docs/RULES.md "Events").
+        illegal: per player, whether its action was outside its legal mask.
+    """
+
+    rewards: tuple[float, float]
+    terminated: bool
+    truncated: bool
+    events: list[dict]
+    illegal: tuple[bool, bool]
+
+
+@dataclass
+class Move:
+    """A move in flight (D7): egocentric action id, carried card (-1 unless PLAY/FILL), landing ms."""
+
+    action: int
+    card: int
+    lands_ms: int
+
+
+class RandomSource:
+    """Every random draw of one game, as pure hashes of (seed, game id, purpose, a, b)
+    (``streams.py``), so the batched core can make exactly the same draws."""
+
+    def __init__(self, seed: int, game_id: int):
+        self.key = int(streams.game_key(seed, game_id))
+
+    def deal(self) -> tuple[list[int], list[int]]:
+        """Game start: the 52 cards sorted by the DEAL draw (0, card); first 26 -> player 0."""
+        order = streams.shuffled(self.key, streams.DEAL, 0, range(rules.N_CARDS))
+        return order[:26], order[26:]
+
+    def latency(self, player: int, decision_index: int, model: Latency) -> int:
+        """Latency in ms of a player's move (D7): LATENCY draw (player, decision index)."""
+        h = streams.draw(self.key, streams.LATENCY, player, decision_index)
+        return int(model.from_index(int(streams.top16(h))))
+
+    def tie_coin(self, clock_ms: int) -> int:
+        """D8 coin for moves landing together at ``clock_ms``: 1 means player 1 lands first."""
+        return int(streams.draw(self.key, streams.TIE, clock_ms, 0)) & 1
+
+    def shuffle(self, completed_rounds: int, cards: list[int]) -> list[int]:
+        """D13 re-deal: a pack sorted by the REDEAL draw (completed rounds, card)."""
+        return streams.shuffled(self.key, streams.REDEAL, completed_rounds, cards)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_deal(deal) -> tuple[list[int], list[int]]:
+    """Validate a deal ``(pack0, pack1)``: card-id lists (index 0 dealt first, D3) that together
+    hold each of the 52 cards exactly once; each pack holds at least one card.
+
+    Raises:
+        ValueError: naming what is wrong.
+    """
+    if isinstance(deal, (str, bytes)) or not isinstance(deal, (list, tuple)) or len(deal) != 2:
+        raise ValueError(
+            f"deal must be None or a pair (pack0, pack1) of card-id lists, got {deal!r}"
+        )
+    packs = []
+    for p, pack in enumerate(deal):
+        if isinstance(pack, np.ndarray):
+            pack = pack.tolist() if pack.ndim == 1 else None
+        if not isinstance(pack, (list, tuple)):
+            raise ValueError(f"deal[{p}] must be a list of card ids 0-51, got {deal[p]!r}")
+        bad = [c for c in pack if not _is_int(c) or not 0 <= int(c) < rules.N_CARDS]
+        if bad:
+            raise ValueError(f"deal[{p}] must hold card ids 0-51 (integers), got {bad[0]!r}")
+        if not pack:
+            raise ValueError(f"deal[{p}] is empty; each pack must hold at least one card")
+        packs.append([int(c) for c in pack])
+    cards = packs[0] + packs[1]
+    seen, dupes = set(), set()
+    for c in cards:
+        (dupes if c in seen else seen).add(c)
+    if dupes or len(cards) != rules.N_CARDS:
+        missing = sorted(set(range(rules.N_CARDS)) - seen)
+        raise ValueError(
+            "deal must hold each of the 52 cards exactly once; "
+            f"got {len(cards)} cards, duplicates {sorted(dupes)}, missing {missing}"
+        )
+    return packs[0], packs[1]
+
+
+def _event(kind: str, player=-1, clock_ms=0, action=-1, card=-1, pile=-1, value=0) -> dict:
+    return {"type": kind, "player": int(player), "clock_ms": int(clock_ms), "action": int(action),
+            "card": int(card), "pile": int(pile), "value": int(value)}
+
+
+class ReferenceGame:
+    """One game of Spit, stepped by decision epochs (docs/RULES.md "The time model, exactly").
+
+    Args:
+        config: the rules and time model (default ``SpitConfig()``).
+        seed, game_id: select the game's random streams (``streams.game_key``).
+        deal: None (deal by the DEAL stream) or ``(pack0, pack1)``, card-id lists together
+            exactly the 52 cards, each laid out by D3 (uneven and short packs allowed).
+
+    Raises:
+        ValueError: a bad config, seed, game id or deal (nothing is built).
+    """
+
+    def __init__(self, config: SpitConfig | None = None, seed: int = 0, game_id: int = 0,
+                 deal=None):
+        if config is None:
+            config = SpitConfig()
+        if not isinstance(config, SpitConfig):
+            raise ValueError(f"config must be a SpitConfig or None, got {type(config).__name__}")
+        if not _is_int(seed):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        if not _is_int(game_id):
+            raise ValueError(f"game_id must be an integer, got {game_id!r}")
+        self.config = config
+        self.rng = RandomSource(int(seed), int(game_id))
+        packs = self.rng.deal() if deal is None else check_deal(deal)
+
+        self.clock_ms = 0
+        self.round = 0  # completed rounds
+        self._phase = PLAY
+        self.stocks: list[list[list[list]]] = [[[] for _ in range(rules.N_STOCKS)] for _ in PLAYERS]
+        self.spit: list[list[int]] = [[], []]
+        self.centre: list[list[int]] = [[], []]
+        self.scores = [0, 0]
+        self.in_flight: list[Move | None] = [None, None]
+        self.decisions = [0, 0]
+        self.winner = -1
+        self.terminated = False
+        self.truncated = False
+
+        # Game start: the round start at clock 0 (spit, then the stall check).
+        events: list[dict] = []
+        self._start_round(packs, events)
+        self._settle(events)
+        #: events of the game start (the opening spits, and any stall spits that followed).
+        self.start_events = events
+
+    # --- public views ---------------------------------------------------------------------------
+    @property
+    def phase(self) -> str:
+        """"play", "slap" or "over"."""
+        return self._phase
+
+    @property
+    def done(self) -> bool:
+        return self._phase == OVER
+
+    def free(self, player: int) -> bool:
+        """Whether ``player`` has no move in flight (D7)."""
+        return self.in_flight[self._check_player(player)] is None
+
+    def cards_held(self, player: int) -> int:
+        """Stock + spit cards of ``player`` (D14 / D15)."""
+        return sum(len(place) for place in self.stocks[player]) + len(self.spit[player])
+
+    def legal_action_mask(self, player: int) -> list[bool]:
+        """(A,) = 23 bools: the legal moves of ``player`` (docs/RULES.md, the action-mask table).
+
+        A busy player (move in flight, D7) and a finished game allow only WAIT.
+        """
+        player = self._check_player(player)
+        if self.in_flight[player] is not None or self._phase == OVER:
+            mask = [False] * rules.N_ACTIONS
+            mask[rules.WAIT] = True
+            return mask
+        return self._table_mask(player)
+
+    def snapshot(self) -> dict:
+        """The whole public table as plain JSON-serialisable Python; ``core.snapshot`` returns the same."""
+        return {
+            "clock_ms": self.clock_ms,
+            "round": self.round,
+            "phase": self._phase,
+            "stocks": [[[[c, up] for c, up in place] for place in self.stocks[p]] for p in PLAYERS],
+            "spit": [list(self.spit[p]) for p in PLAYERS],
+            "centre": [list(self.centre[i]) for i in PLAYERS],
+            "scores": list(self.scores),
+            "in_flight": [None if m is None else
+                          {"action": m.action, "card": m.card, "lands_ms": m.lands_ms}
+                          for m in self.in_flight],
+            "decisions": list(self.decisions),
+            "winner": self.winner,
+            "terminated": self.terminated,
+            "truncated": self.truncated,
+        }
+
+    # --- the step -------------------------------------------------------------------------------
+    def step(self, action0, action1) -> StepResult:
+        """Advance one decision epoch with one egocentric action id (0-22) per player.
+
+        Raises:
+            ValueError: an action that is not an integer id 0-22 (always), or an illegal action
+                with ``illegal_action="raise"``; the game is then unchanged.
+        """
+        actions = (rules.check_action(action0), rules.check_action(action1))
+        if self._phase == OVER:
+            return StepResult((0.0, 0.0), False, False, [], (False, False))
+        masks = [self.legal_action_mask(p) for p in PLAYERS]
+        illegal = (not masks[0][actions[0]], not masks[1][actions[1]])
+        if self.config.illegal_action == "raise" and any(illegal):
+            p = 0 if illegal[0] else 1
+            allowed = [a for a in range(rules.N_ACTIONS) if masks[p][a]]
+            raise ValueError(
+                f"action{p}={actions[p]} ({rules.ACTION_NAMES[actions[p]]}) is not legal for "
+                f"player {p} now; legal action ids: {allowed}"
+            )
+
+        events: list[dict] = []
+        for p in PLAYERS:
+            if illegal[p]:
+                events.append(_event("illegal", p, self.clock_ms, action=actions[p]))
+        # Decisions of the free players, in seat order; a busy player's action is ignored.
+        for p in PLAYERS:
+            if self.in_flight[p] is None:
+                self._decide(p, rules.WAIT if illegal[p] else actions[p])
+        self._resolve(events)
+
+        # D16: truncation by time, checked after the step.
+        if self._phase != OVER and self.clock_ms >= self.config.max_game_ms:
+            self._end_game(-1, truncated=True, events=events)
+
+        ended = any(e["type"] == "game_end" for e in events)
+        rewards = (0.0, 0.0)
+        if ended and self.winner >= 0:
+            rewards = (1.0, -1.0) if self.winner == 0 else (-1.0, 1.0)
+        return StepResult(rewards, ended and self.terminated, ended and self.truncated,
+                          events, illegal)
+
+    def _decide(self, p: int, action: int) -> None:
+        """Time-model step 2-3: the move takes the hand until it lands (D7)."""
+        if action == rules.WAIT:
+            lands = self.clock_ms + self.config.wait_ms
+        else:
+            model = self.config.latency[p]
+            lands = self.clock_ms + self.rng.latency(p, self.decisions[p], model)
+        card = -1
+        if rules.ACTION_KIND[action] in (rules.KIND_PLAY, rules.KIND_FILL):
+            # The carried card is the place's top now; only p itself touches its stocks.
+            card = self.stocks[p][int(rules.ACTION_STOCK[action])][-1][0]
+        self.in_flight[p] = Move(action, card, lands)
+        self.decisions[p] += 1
+
+    def _resolve(self, events: list[dict]) -> None:
+        """Resolution: jump to the earliest landing, land those moves (D8 order), then D9."""
+        lands = min(m.lands_ms for m in self.in_flight if m is not None)
+        self.clock_ms = lands
+        order = [p for p in PLAYERS
+                 if self.in_flight[p] is not None and self.in_flight[p].lands_ms == lands]
+        if len(order) == 2:
+            order = self._tie_order()
+        for p in order:
+            move = self.in_flight[p]
+            if move is None:  # cancelled by the landing before it (D10 a round end, D11 slap)
+                continue
+            self.in_flight[p] = None
+            self._land(p, move, events)
+        self._settle(events)
+
+    def _tie_order(self) -> tuple[int, int]:
+        """D8: two moves landing at the same ms."""
+        tie = self.config.tie_break
+        if tie == "player_0":
+            return (0, 1)
+        if tie == "player_1":
+            return (1, 0)
+        return (1, 0) if self.rng.tie_coin(self.clock_ms) == 1 else (0, 1)
+
+    def _land(self, p: int, move: Move, events: list[dict]) -> None:
+        a = move.action
+        kind = rules.ACTION_KIND[a]
+        s = int(rules.ACTION_STOCK[a])
+        clock = self.clock_ms
+        if kind == rules.KIND_PLAY:
+            pile = self._abs_pile(p, int(rules.ACTION_PILE[a]))
+            place = self.stocks[p][s]
+            top = self.centre[pile]
+            # D7: legality re-checked at landing; pile must exist (D4) and fit (D1).
+            if top and rules.adjacent(move.card, top[-1], self.config.wrap_ranks):
+                place.pop()
+                top.append(move.card)
+                if place and self.config.auto_flip:  # D5
+                    place[-1][1] = True
+                events.append(_event("play", p, clock, a, move.card, pile))
+                if all(not pl for pl in self.stocks[p]):  # D10 a
+                    self._end_round(p, rules.ROUND_END_EMPTIED, events)
+            else:
+                events.append(_event("bounce", p, clock, a, move.card, pile))
+        elif kind == rules.KIND_FILL:
+            # D6: cannot fail at landing (only p changes its stocks); leftmost empty place.
+            dest = next(i for i, pl in enumerate(self.stocks[p]) if not pl)
+            place = self.stocks[p][s]
+            card, _ = place.pop()
+            self.stocks[p][dest].append([card, True])
+            if place and self.config.auto_flip:  # D5
+                place[-1][1] = True
+            events.append(_event("fill", p, clock, a, card, -1, dest))
+        elif kind == rules.KIND_FLIP:
+            top = self.stocks[p][s][-1]
+            top[1] = True
+            events.append(_event("flip", p, clock, a, top[0], -1, s))
+        elif kind == rules.KIND_SLAP:
+            # D11: the first slap to land takes the slapped pile; the other player's move is
+            # cancelled and it takes the other pile.
+            pile = self._abs_pile(p, int(rules.ACTION_PILE[a]))
+            events.append(_event("slap", p, clock, a, -1, pile))
+            self.in_flight[1 - p] = None
+            taken = [[], []]
+            taken[p] = self.centre[pile]
+            taken[1 - p] = self.centre[1 - pile]
+            self._redeal(taken, events)
+        # WAIT: nothing.
+
+    # --- stall, round end, re-deal --------------------------------------------------------------
+    def _settle(self, events: list[dict]) -> None:
+        """D9 stall check, repeated until the table is not stalled (or the round ends, D10 b)."""
+        while self._phase == PLAY and self._stalled():
+            self.in_flight = [None, None]
+            if self.spit[0] or self.spit[1]:
+                self.clock_ms += self.config.spit_delay_ms
+                for p in PLAYERS:
+                    if self.spit[p]:
+                        self._spit(p, events)
+            else:
+                # D10 b stall-out; with one pile D12 names who counts as first.
+                first = -1
+                if not self._two_piles():
+                    n = [sum(len(pl) for pl in self.stocks[p]) for p in PLAYERS]
+                    if n[0] != n[1]:
+                        first = 0 if n[0] < n[1] else 1
+                    else:
+                        first = self._pileless_player()
+                self._end_round(first, rules.ROUND_END_STALL_OUT, events)
+
+    def _stalled(self) -> bool:
+        """D9: no player has a legal play, a legal fill (D6) or a pending flip (D5),
+        whatever moves are in flight."""
+        for p in PLAYERS:
+            mask = self._table_mask(p)
+            if any(mask[rules.PLAY_BASE:rules.SLAP_BASE]):
+                return False
+        return True
+
+    def _spit(self, p: int, events: list[dict]) -> None:
+        """D4: the next spit card onto the player's own centre pile."""
+        card = self.spit[p].pop(0)
+        self.centre[p].append(card)
+        events.append(_event("spit", p, self.clock_ms, -1, card, p))
+
+    def _end_round(self, first: int, cause: int, events: list[dict]) -> None:
+        """Round end pipeline (docs/RULES.md). ``first``: the player that emptied its stocks /
+        counts as first (D12), -1 for a two-pile stall-out."""
+        self.in_flight = [None, None]
+        self.round += 1
+        events.append(_event("round_end", first, self.clock_ms, value=cause))
+        held = [self.cards_held(p) for p in PLAYERS]
+        cfg = self.config
+        if cfg.scoring == "points":
+            # D15: one point per card held (stocks + spit), before the slap.
+            for p in PLAYERS:
+                self.scores[p] += held[p]
+            if 0 in held or max(self.scores) >= cfg.target_points:
+                s0, s1 = self.scores
+                self._end_game(-1 if s0 == s1 else (0 if s0 < s1 else 1), False, events)
+                return
+        elif 0 in held:
+            # D14: a player holding no card wins.
+            self._end_game(held.index(0) if held.count(0) == 1 else -1, False, events)
+            return
+        if self.round >= cfg.max_rounds:  # D16
+            self._end_game(-1, truncated=True, events=events)
+        elif self._two_piles():
+            self._phase = SLAP  # D11
+        else:
+            # D12: the first player takes nothing, the other takes the centre pile.
+            taken = [[], []]
+            taken[1 - first] = self.centre[0] + self.centre[1]
+            self._redeal(taken, events)
+
+    def _redeal(self, taken: list[list[int]], events: list[dict]) -> None:
+        """D13: new pack = pile taken + leftover spit + leftover stock, shuffled, laid out."""
+        packs = []
+        for p in PLAYERS:
+            pack = list(taken[p]) + self.spit[p] + [c for pl in self.stocks[p] for c, _ in pl]
+            packs.append(self.rng.shuffle(self.round, pack))
+        self._start_round(packs, events)
+
+    def _start_round(self, packs, events: list[dict]) -> None:
+        """Lay out by D3 and spit (D4). The caller runs the stall check."""
+        for p in PLAYERS:
+            places, spit = rules.layout(packs[p])
+            self.stocks[p] = [[[c, i == len(pl) - 1] for i, c in enumerate(pl)] for pl in places]
+            self.spit[p] = spit
+        self.centre = [[], []]
+        self.in_flight = [None, None]
+        self._phase = PLAY
+        for p in PLAYERS:
+            if self.spit[p]:
+                self._spit(p, events)
+
+    def _end_game(self, winner: int, truncated: bool, events: list[dict]) -> None:
+        self._phase = OVER
+        self.winner = winner
+        self.terminated = not truncated
+        self.truncated = truncated
+        value = rules.GAME_END_TRUNCATED if truncated else rules.GAME_END_TERMINATED
+        events.append(_event("game_end", winner, self.clock_ms, value=value))
+
+    # --- helpers --------------------------------------------------------------------------------
+    def _table_mask(self, p: int) -> list[bool]:
+        """The action-mask table of docs/RULES.md for a free player."""
+        mask = [False] * rules.N_ACTIONS
+        mask[rules.WAIT] = True
+        if self._phase == SLAP:
+            mask[rules.slap_action(0)] = mask[rules.slap_action(1)] = True
+            return mask
+        if self._phase != PLAY:
+            return mask
+        places = self.stocks[p]
+        some_empty = any(not pl for pl in places)
+        for s, place in enumerate(places):
+            if not place:
+                continue
+            card, face_up = place[-1]
+            if not face_up:
+                if not self.config.auto_flip:  # D5
+                    mask[rules.flip_action(s)] = True
+                continue
+            for c in (0, 1):
+                pile = self.centre[self._abs_pile(p, c)]
+                if pile and rules.adjacent(card, pile[-1], self.config.wrap_ranks):  # D1
+                    mask[rules.play_action(s, c)] = True
+            if some_empty and len(place) >= 2:  # D6: covers a face-down card
+                mask[rules.fill_action(s)] = True
+        return mask
+
+    @staticmethod
+    def _abs_pile(p: int, c: int) -> int:
+        return p if c == 0 else 1 - p
+
+    def _two_piles(self) -> bool:
+        # Both piles are non-empty from the round start on iff both players had spit cards (D4).
+        return bool(self.centre[0]) and bool(self.centre[1])
+
+    def _pileless_player(self) -> int:
+        """In a one-pile round, the player that had no spit cards at the round start (D12)."""
+        return 0 if not self.centre[0] else 1
+
+    @staticmethod
+    def _check_player(player) -> int:
+        if not _is_int(player) or int(player) not in PLAYERS:
+            raise ValueError(f"player must be 0 or 1, got {player!r}")
+        return int(player)
