@@ -1,0 +1,6 @@
+"""Runnable experiments of spit-env (each with ``--help`` and ``--json PATH``):
+
+    python -m experiments.train_ppo     train MaskablePPO against bots
+    python -m experiments.tournament    bot / model tournaments
+    python -m experiments.benchmark     throughput of the batched core, the reference and the envs
+"""

@@ -1,0 +1,307 @@
+"""Throughput of spit-env, in one process and one run.
+
+    python -m experiments.benchmark                       # B = 1, 64, 1024, 4096; 5 repeats
+    python -m experiments.benchmark --quick --json out.json
+    python -m experiments.benchmark --sizes 4096 --repeats 9
+
+Rows of the table:
+
+* ``core B=n``: the batched core (``spit_env.core``) stepping n games at once with a uniformly
+  random legal move on both seats. One *game-step* is one ``core.step`` of one game (both seats'
+  moves); the timed loop includes the action mask (``core.legal_action_mask``), the random choice
+  among the mask's legal actions (vectorised), the step and the auto-reset of finished games.
+* ``reference``: the scalar reference game (``spit_env.reference.ReferenceGame``), one game at a
+  time, doing the same work (both masks, a random legal move per seat, the step, a new game when
+  one ends).
+* ``ratio``: core game-steps/s divided by the reference's, per B.
+* environment adapters (PettingZoo ParallelEnv, SB3 SpitVecEnv): see ``ADAPTER_BENCHMARKS``.
+
+Figures are the median over ``--repeats`` runs of wall-clock time (``time.perf_counter``); the CPU
+time of the process is reported next to it, because a shared machine inflates wall time. The
+target of the design is >= 1,000,000 game-steps/s at B = 4096 on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from spit_env import core, rules
+from spit_env.config import SpitConfig
+
+__all__ = ["random_legal_actions", "bench_core", "bench_reference", "run", "main",
+           "ADAPTER_BENCHMARKS"]
+
+def _select_tables(width: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """For every ``width``-bit word x: its number of set bits, and at ``x * width + j`` the
+    position of its j-th set bit (j counted from the lowest bit)."""
+    words = np.arange(1 << width)
+    bits = (words[:, None] >> np.arange(width)) & 1
+    count = bits.sum(axis=1).astype(np.int64)
+    select = np.zeros((1 << width, width), np.int64)
+    for x in range(1 << width):
+        on = np.flatnonzero(bits[x])
+        select[x, : on.size] = on
+    return count, select.reshape(-1)
+
+
+_COUNT12, _SELECT12 = _select_tables(12)
+
+
+def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per mask row, vectorised.
+
+    Args:
+        mask: (..., A) bool legal-action mask with at least one True per row (A <= 24).
+        rng: the random source.
+
+    Returns:
+        (...) int64 action ids. Each row's choice is uniform over its True entries: the row is
+        packed into a 24-bit word split in two 12-bit halves, j ~ U{0, ..., k-1} is drawn with k
+        the number of legal actions, and the j-th set bit is read from lookup tables.
+    """
+    if mask.shape[-1] > 24:
+        raise ValueError(f"mask must have at most 24 actions, got {mask.shape[-1]}")
+    packed = np.packbits(mask, axis=-1, bitorder="little").astype(np.int64)
+    x = packed[..., 0]
+    for i in range(1, packed.shape[-1]):
+        x = x | (packed[..., i] << (8 * i))
+    lo, hi = x & 0xFFF, x >> 12
+    c_lo = _COUNT12.take(lo)
+    j = (rng.random(x.shape) * (c_lo + _COUNT12.take(hi))).astype(np.int64)
+    in_lo = j < c_lo
+    pos = _SELECT12.take(np.where(in_lo, lo * 12 + j, hi * 12 + (j - c_lo)))
+    return np.where(in_lo, pos, pos + 12)
+
+
+def _timed(fn: Callable[[], int]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, game-steps) of one call of ``fn`` (which returns game-steps)."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    n = fn()
+    return time.perf_counter() - w0, time.process_time() - c0, n
+
+
+def bench_core(config: SpitConfig, batch: int, steps: int, seed: int = 0) -> tuple[float, float]:
+    """(wall, CPU) game-steps/s of the core at batch size B = ``batch`` over ``steps`` steps."""
+    rng = np.random.default_rng(seed)
+    state = core.init(config, batch, seed)
+    next_id = [batch]
+
+    def loop(n: int) -> int:
+        nonlocal state
+        for _ in range(n):
+            actions = random_legal_actions(core.legal_action_mask(state), rng)
+            state, out = core.step(state, actions)
+            over = state.phase == rules.PHASE_OVER
+            if over.any():
+                ids = next_id[0] + np.arange(batch, dtype=np.int64)
+                next_id[0] += batch
+                core.reset(state, over, ids)
+        return n * batch
+
+    loop(max(5, steps // 20))  # warm up (lookup tables, caches)
+    wall, cpu, n = _timed(lambda: loop(steps))
+    return n / wall, n / cpu
+
+
+def bench_reference(config: SpitConfig, steps: int, seed: int = 0) -> tuple[float, float]:
+    """(wall, CPU) game-steps/s of the reference game with the same random-legal work."""
+    from spit_env.reference import ReferenceGame
+
+    rng = np.random.default_rng(seed)
+    game_id = [0]
+    game = [ReferenceGame(config, seed, 0)]
+
+    def loop(n: int) -> int:
+        for _ in range(n):
+            g = game[0]
+            acts = []
+            for p in range(rules.N_PLAYERS):
+                legal = [a for a, ok in enumerate(g.legal_action_mask(p)) if ok]
+                acts.append(legal[int(rng.integers(len(legal)))])
+            g.step(acts[0], acts[1])
+            if g.done:
+                game_id[0] += 1
+                game[0] = ReferenceGame(config, seed, game_id[0])
+        return n
+
+    loop(max(5, steps // 20))
+    wall, cpu, n = _timed(lambda: loop(steps))
+    return n / wall, n / cpu
+
+
+# --- environment adapters ------------------------------------------------------------------------
+# The environments helper adds rows here: each entry is a callable (args) -> list of row dicts
+# with at least "name", "steps_per_s" (wall, median over repeats) and "unit" (what a step is),
+# e.g. the PettingZoo ParallelEnv loop and SpitVecEnv steps/s with a greedy opponent.
+ADAPTER_BENCHMARKS: list[Callable[[argparse.Namespace], list[dict]]] = []
+
+
+def bench_parallel_env(config: SpitConfig, steps: int, seed: int = 0) -> tuple[float, float]:
+    """(wall, CPU) steps/s of the PettingZoo ParallelEnv loop: both agents' random legal moves
+    read from the observations' action masks, ``env.step`` (events included), ``reset`` at the
+    end of a game. One step = one game-step, as in the core rows."""
+    import spit_env
+
+    rng = np.random.default_rng(seed)
+    env = spit_env.parallel_env(config)
+    obs = [env.reset(seed=seed)[0]]
+
+    def loop(n: int) -> int:
+        for _ in range(n):
+            o = obs[0]
+            masks = np.stack([o[a]["action_mask"] for a in env.agents]).astype(bool)
+            acts = random_legal_actions(masks, rng)
+            o, *_ = env.step({a: int(acts[i]) for i, a in enumerate(env.agents)})
+            obs[0] = o if env.agents else env.reset()[0]
+        return n
+
+    loop(max(5, steps // 20))
+    wall, cpu, n = _timed(lambda: loop(steps))
+    return n / wall, n / cpu
+
+
+def bench_vec_env(config: SpitConfig, batch: int, steps: int, seed: int = 0) -> tuple[float, float]:
+    """(wall, CPU) learner decisions/s of ``SpitVecEnv(batch, opponent="greedy")`` with a random
+    legal learner: ``action_masks()``, the choice and ``step`` (which runs the core on while the
+    learner is busy, with the greedy bot deciding in batch, and auto-resets)."""
+    from spit_env.vec_env import SpitVecEnv
+
+    rng = np.random.default_rng(seed)
+    venv = SpitVecEnv(batch, opponent="greedy", config=config, seed=seed)
+    venv.reset()
+
+    def loop(n: int) -> int:
+        for _ in range(n):
+            venv.step(random_legal_actions(venv.action_masks(), rng))
+        return n * batch
+
+    loop(max(5, steps // 20))
+    wall, cpu, n = _timed(lambda: loop(steps))
+    return n / wall, n / cpu
+
+
+def _adapter_rows(args: argparse.Namespace) -> list[dict]:
+    config = SpitConfig()
+    scale = 10 if args.quick else 1
+    rows = []
+    core1 = _median_rate(lambda: bench_core(config, 1, 2000 // scale), args.repeats)
+    wall, cpu = _median_rate(lambda: bench_parallel_env(config, 2000 // scale), args.repeats)
+    rows.append({"name": "ParallelEnv loop", "steps_per_s": wall, "cpu_steps_per_s": cpu,
+                 "unit": "game-steps/s", "core_steps_per_s": core1[0],
+                 "ratio_to_core": wall / core1[0], "ratio_to": "core B=1"})
+    for b in (1, 64):
+        steps = (600 if b == 1 else 150) // scale
+        core_b = _median_rate(lambda b=b, steps=steps: bench_core(config, b, 4 * steps), args.repeats)
+        wall, cpu = _median_rate(lambda b=b, steps=steps: bench_vec_env(config, b, steps), args.repeats)
+        rows.append({"name": f"SpitVecEnv B={b} greedy", "steps_per_s": wall, "cpu_steps_per_s": cpu,
+                     "unit": "learner decisions/s (each runs several core game-steps)",
+                     "core_steps_per_s": core_b[0], "ratio_to_core": wall / core_b[0],
+                     "ratio_to": f"core B={b} game-steps/s"})
+    return rows
+
+
+ADAPTER_BENCHMARKS.append(_adapter_rows)
+
+
+def _median_rate(fn: Callable[[], tuple[float, float]], repeats: int) -> tuple[float, float]:
+    runs = [fn() for _ in range(repeats)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Run every benchmark; return the JSON-serialisable results."""
+    config = SpitConfig()
+    core_steps = {1: 2000, 64: 600, 1024: 200, 4096: 100}
+    ref_steps = 4000
+    if args.quick:
+        core_steps = {k: max(10, v // 10) for k, v in core_steps.items()}
+        ref_steps = 400
+    results = {
+        "config": config.to_dict(),
+        "machine": {"python": sys.version.split()[0], "numpy": np.__version__,
+                    "platform": platform.platform(), "processor": platform.processor()},
+        "repeats": args.repeats,
+        "unit": "game-steps/s (one step of one game: both seats' moves, mask and random choice "
+                "included)",
+        "core": [],
+        "adapters": [],
+    }
+    progress = _progress(len(args.sizes) + 1 + len(ADAPTER_BENCHMARKS), args.quiet)
+    ref_wall, ref_cpu = _median_rate(lambda: bench_reference(config, ref_steps), args.repeats)
+    results["reference"] = {"game_steps_per_s": ref_wall, "cpu_game_steps_per_s": ref_cpu}
+    progress()
+    for b in args.sizes:
+        steps = core_steps.get(b, max(10, 400_000 // (b * (10 if args.quick else 1))))
+        wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core(config, b, steps), args.repeats)
+        state = core.init(config, b)
+        results["core"].append({
+            "batch_size": b, "game_steps_per_s": wall, "cpu_game_steps_per_s": cpu,
+            "ratio_to_reference": wall / ref_wall, "state_bytes_per_game": state.nbytes_per_game(),
+        })
+        progress()
+    for bench in ADAPTER_BENCHMARKS:
+        results["adapters"].extend(bench(args))
+        progress()
+    return results
+
+
+def _progress(total: int, quiet: bool) -> Callable[[], None]:
+    if quiet:
+        return lambda: None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # tqdm is an optional extra
+        return lambda: None
+    bar = tqdm(total=total, desc="benchmark", leave=False)
+    return lambda: bar.update(1)
+
+
+def format_table(results: dict) -> str:
+    """The results as a plain-text table."""
+    lines = [f"{'what':<22}{'game-steps/s':>16}{'(CPU time)':>16}{'x reference':>14}{'bytes/game':>12}"]
+    ref = results["reference"]
+    lines.append(f"{'reference':<22}{ref['game_steps_per_s']:>16,.0f}{ref['cpu_game_steps_per_s']:>16,.0f}"
+                 f"{1.0:>14.2f}{'':>12}")
+    for row in results["core"]:
+        lines.append(f"{'core B=' + str(row['batch_size']):<22}{row['game_steps_per_s']:>16,.0f}"
+                     f"{row['cpu_game_steps_per_s']:>16,.0f}{row['ratio_to_reference']:>14.2f}"
+                     f"{row['state_bytes_per_game']:>12}")
+    for row in results["adapters"]:
+        ratio = f"  ({row['ratio_to_core']:.2f} x {row['ratio_to']})" if "ratio_to_core" in row else ""
+        lines.append(f"{row['name']:<22}{row['steps_per_s']:>16,.0f}  {row.get('unit', '')}{ratio}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m experiments.benchmark",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 4096],
+                        help="batch sizes B of the core (default: 1 64 1024 4096)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="timed runs per figure; the median is reported (default 5)")
+    parser.add_argument("--quick", action="store_true", help="10x fewer steps (a smoke run)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
+    if any(b < 1 for b in args.sizes):
+        parser.error("--sizes must be >= 1")
+    results = run(args)
+    print(format_table(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1132 @@
+"""The batched NumPy core: B games of Spit stepped together as a state of arrays.
+
+Every user-facing API (PettingZoo, Gymnasium, SB3 VecEnv) is a view of this module. It follows
+docs/RULES.md (decisions D1-D16 and "The time model, exactly") to the millisecond and to the random
+draw, and is tested step for step against the scalar reference game (``reference.py``).
+
+Functions (all take and return a :class:`CoreState`; ``step`` updates it in place)::
+
+    state = init(config, batch_size, seed=0, *, first_game=0, deals=None)
+    state = reset(state, rows, game_ids, deals=None)
+    state, out = step(state, actions, *, rows=None, events=False)
+    legal_action_mask(state) -> (B, 2, 23) bool
+    observe(state)           -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
+    snapshot(state, row)     -> dict (the snapshot format of the reference game)
+
+Dimension letters (rules.py): B games, P players (2), S stock places (5), H stock height (5),
+A actions (23), D observation length, N cards (52).
+
+How the work is organised: the decisions of a step and the first landing are done on whole
+columns (every row that steps). Everything that happens to a few rows only (a second landing at
+the same millisecond, the D9 stall check after the table changed, spits, round ends, slaps,
+re-deals) runs on the subset of rows that need it (``np.nonzero`` then fancy indexing on flat
+indices), so a row that needs no such work costs nothing beyond the width of the arrays. No Python
+loop runs over games; the loops that exist run over the two players or until no row is stalled.
+
+Legal moves are computed as one uint32 word per seat (bit a = action a legal) from lookup tables:
+each stock place keeps an index (``pidx``) that encodes its face-up top rank, whether it can be
+moved by FILL and whether it awaits a FLIP; one table lookup per place with the two centre-pile
+top ranks gives that place's PLAY / FILL / FLIP bits. The same words serve the action mask, the
+legality check of ``step`` and the D9 stall check ("no seat has a table move").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from . import rules, streams
+from .config import SpitConfig
+
+__all__ = [
+    "CoreState",
+    "StepOutput",
+    "EventLog",
+    "init",
+    "reset",
+    "step",
+    "legal_action_mask",
+    "observe",
+    "snapshot",
+]
+
+P, S, H, A, N = rules.N_PLAYERS, rules.N_STOCKS, rules.MAX_STOCK_HEIGHT, rules.N_ACTIONS, rules.N_CARDS
+PLAY, SLAP, OVER = rules.PHASE_PLAY, rules.PHASE_SLAP, rules.PHASE_OVER
+
+#: landing time of "no move in flight": later than any clock (max_game_ms <= 10**9)
+NO_LAND = np.int64(1 << 62)
+
+_RANK = rules.CARD_RANK  # index card + 1 (-1 -> 0)
+_KIND = rules.ACTION_KIND
+_STOCK = rules.ACTION_STOCK
+_PILE = rules.ACTION_PILE
+_CARRIES = (_KIND == rules.KIND_PLAY) | (_KIND == rules.KIND_FILL)  # PLAY / FILL carry a card
+_U64 = np.uint64
+_GOLDEN = _U64(0x9E3779B97F4A7C15)
+_ALL_CARDS = np.arange(N, dtype=np.int64)
+_LAT_SALT = _U64((streams.LATENCY * 0x9E3779B97F4A7C15) & ((1 << 64) - 1))  # as in streams.draw
+_TIE_SALT = _U64((streams.TIE * 0x9E3779B97F4A7C15) & ((1 << 64) - 1))
+_S30, _S27, _S31, _S48 = _U64(30), _U64(27), _U64(31), _U64(48)
+_M1, _M2 = _U64(0xBF58476D1CE4E5B9), _U64(0x94D049BB133111EB)
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """streams.mix64 for uint64 arrays (not scalars), without the errstate context: wrapping
+    arithmetic on arrays never warns."""
+    x = x ^ (x >> _S30)
+    x *= _M1
+    x ^= x >> _S27
+    x *= _M2
+    x ^= x >> _S31
+    return x
+
+
+def _heights_for(n: int) -> list[int]:
+    heights = [0] * S
+    for i in range(min(n, rules.STOCK_CARDS)):
+        heights[rules.DEAL_PLACE[i]] += 1
+    return heights
+
+
+#: (16, S) int8: the stock heights a D3 layout of n <= 15 cards makes.
+_HEIGHTS = np.array([_heights_for(n) for n in range(rules.STOCK_CARDS + 1)], dtype=np.int8)
+
+
+# Legal moves as bits of a uint32 per seat: bit a = action id a is legal (docs/RULES.md, the
+# action-mask table); bit 31 marks "this seat has an empty stock place" (D6) while the bits are
+# assembled, before FILL is gated on it.
+_BIT = [1 << a for a in range(A)]
+_WAIT_BIT = _BIT[rules.WAIT]
+_PLAY_BITS = sum(_BIT[rules.PLAY_BASE:rules.FILL_BASE])
+_FILL_BITS = sum(_BIT[rules.FILL_BASE:rules.FLIP_BASE])
+_FLIP_BITS = sum(_BIT[rules.FLIP_BASE:rules.SLAP_BASE])
+_SLAP_BITS = sum(_BIT[rules.SLAP_BASE:])
+_TABLE_BITS = _PLAY_BITS | _FILL_BITS | _FLIP_BITS  # the moves that count against a stall (D9)
+_EMPTY_BIT = 1 << 31
+_N_CODES = 43  # place codes: 0 empty, else 1 + face-up rank (0 if face down) + 14 fillable + 28 flippable
+#: (2,) uint32, indexed by the empty bit: FILL is legal only if some place is empty (D6)
+_KEEP = np.array([0xFFFFFFFF & ~_FILL_BITS, 0xFFFFFFFF], np.uint32)
+#: (6,) uint32 gates indexed by free + 2 * phase: which bits a seat may use (busy / over: WAIT)
+_GATE_AND = np.array([0, _TABLE_BITS, 0, 0, 0, 0], np.uint32)
+_GATE_OR = np.array([_WAIT_BIT, _WAIT_BIT, _WAIT_BIT, _WAIT_BIT | _SLAP_BITS, _WAIT_BIT, _WAIT_BIT],
+                    np.uint32)
+_RANK32 = _RANK.astype(np.int32)
+
+
+def _bits_table(auto_flip: bool, wrap: bool) -> np.ndarray:
+    """(S * 43 * 14 * 14,) uint32: the legal-move bits of stock place s with place code ``code``
+    when the seat's own / the opponent's centre pile has top rank own / opp (0: no pile), at
+    index ``((s * 43 + code) * 14 + own) * 14 + opp`` (D1, D4, D5, D6)."""
+    adj = rules.ADJACENT[wrap].astype(np.int64)
+    out = np.zeros((S, _N_CODES, 14, 14), np.int64)
+    for s in range(S):
+        out[s, 0] = _EMPTY_BIT
+        for code in range(1, _N_CODES):
+            r, kind = (code - 1) % 14, (code - 1) // 14
+            out[s, code] = adj[r][:, None] << (1 + 2 * s) | adj[r][None, :] << (2 + 2 * s)
+            if kind == 1:
+                out[s, code] |= _BIT[rules.FILL_BASE + s]
+            if kind == 2 and not auto_flip:
+                out[s, code] |= _BIT[rules.FLIP_BASE + s]
+    return out.reshape(-1).astype(np.uint32)
+
+
+def _place_code(top: int, fu: bool, h: int) -> int:
+    """The place code: 0 empty, else 1 + face-up rank (0 if face down) + 14 if FILL could move
+    its top (face up over at least one card, D6) + 28 if it awaits a FLIP (face down, D5)."""
+    if h == 0:
+        return 0
+    return 1 + (int(_RANK[top + 1]) if fu else 0) + 14 * (fu and h >= 2) + 28 * (not fu)
+
+
+#: (53 * 2 * 6,) int32: 196 * place code, at index ((top + 1) * 2 + face_up) * 6 + height
+_PCODE196 = np.array([196 * _place_code(top, fu, h) for top in range(-1, N) for fu in (False, True)
+                      for h in range(H + 1)], np.int32)
+
+
+def _place_index(top, fu, h, s) -> np.ndarray:
+    """The base index into the bits table of places with top card ``top``, face-up flag ``fu``,
+    height ``h`` and place number ``s`` (arrays that broadcast): (s * 43 + code) * 196."""
+    code = (np.asarray(top, np.intp) + 1) * 12 + np.asarray(fu, np.intp) * 6 + np.asarray(h, np.intp)
+    return _PCODE196.take(code) + np.asarray(s, np.int32) * (_N_CODES * 196)
+
+
+class _Tables:
+    """Per-config lookup tables, built once per SpitConfig (module-level cache)."""
+
+    def __init__(self, config: SpitConfig):
+        self.latency = np.concatenate([m.table for m in config.latency]).astype(np.int64)
+        self.bits = _bits_table(config.auto_flip, config.wrap_ranks)
+        self.adj_flat = rules.ADJACENT[config.wrap_ranks].reshape(-1)
+
+
+_TABLES: dict = {}
+
+
+def _tables(config: SpitConfig) -> _Tables:
+    key = id(config)
+    hit = _TABLES.get(key)
+    if hit is None or hit[0] is not config:
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        hit = (config, _Tables(config))
+        _TABLES[key] = hit
+    return hit[1]
+
+
+# --- the state -----------------------------------------------------------------------------------
+@dataclass(eq=False)
+class CoreState:
+    """The state of B games (batch axis first). Cards are ids 0-51 (D2), -1 marks "no card";
+    entries beyond a pile's count are always -1. Times are integer ms. Read the arrays freely but
+    change them only through the core's functions: ``top``, ``pidx``, ``centre_top`` and
+    ``lat_key`` are caches that the core keeps in step with the rest, and the legal-move bits
+    are cached between ``legal_action_mask`` and ``step``.
+
+    Attributes:
+        config: the SpitConfig of every game of the batch.
+        seed: the seed of the random streams (``streams.game_key(seed, game_id)``).
+        game_id: (B,) int64 game id of each row.
+        key: (B,) uint64 random-stream key of each row.
+        clock: (B,) int64 clock in ms.
+        phase: (B,) int8, rules.PHASE_* (play, slap, over).
+        rounds: (B,) int16 completed rounds.
+        stock: (B, P, S, H) int8 stock cards, bottom -> top.
+        height: (B, P, S) int8 cards in each stock place.
+        face_up: (B, P, S) bool, whether the top of a place is face up (only a top can be).
+        top: (B, P, S) int8 top card of each place (-1 if empty); a cache of ``stock``.
+        pidx: (B, P, S) int32 each place's index into the legal-move bits table; a cache of
+            (top, face_up, height).
+        spit: (B, P, N) int8 spit cards; the next to be turned is at index ``spit_n - 1``.
+        spit_n: (B, P) int8 spit cards held.
+        centre: (B, P, N) int8 centre piles (absolute index = the seat whose pile it is), bottom ->
+            top.
+        centre_n: (B, P) int8 cards in each centre pile; centre_top (B, P) int8 its top (-1 empty).
+        scores: (B, P) int32 points (points variant, D15; 0 in standard scoring).
+        fl_action: (B, P) int8 egocentric action id of the move in flight, -1 when free (D7).
+        fl_card: (B, P) int8 card carried by a PLAY / FILL in flight, else -1.
+        fl_land: (B, P) int64 landing time of the move in flight (NO_LAND when free).
+        decisions: (B, P) int32 decisions made so far (indexes the LATENCY draws).
+        winner: (B,) int8, -1 while running, for a draw or on truncation.
+        terminated, truncated: (B,) bool, persistent once the game is over.
+    """
+
+    config: SpitConfig
+    seed: int
+    game_id: np.ndarray
+    key: np.ndarray
+    clock: np.ndarray
+    phase: np.ndarray
+    rounds: np.ndarray
+    stock: np.ndarray
+    height: np.ndarray
+    face_up: np.ndarray
+    top: np.ndarray
+    pidx: np.ndarray
+    spit: np.ndarray
+    spit_n: np.ndarray
+    centre: np.ndarray
+    centre_n: np.ndarray
+    centre_top: np.ndarray
+    scores: np.ndarray
+    fl_action: np.ndarray
+    fl_card: np.ndarray
+    fl_land: np.ndarray
+    decisions: np.ndarray
+    winner: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    lat_key: np.ndarray  # (B, P) uint64: the LATENCY draw's hash of (key, player), cached
+
+    _ARRAYS = (
+        "game_id", "key", "clock", "phase", "rounds", "stock", "height", "face_up", "top", "pidx", "spit",
+        "spit_n", "centre", "centre_n", "centre_top", "scores", "fl_action", "fl_card", "fl_land",
+        "decisions", "winner", "terminated", "truncated", "lat_key",
+    )
+
+    def __post_init__(self):
+        self._bits = None  # cache of the legal-move bits, dropped by every change
+        self._tbits = None  # cache of the table bits (_table_bits), left valid by step
+
+    @property
+    def batch_size(self) -> int:
+        """B, the number of games."""
+        return int(self.clock.shape[0])
+
+    @property
+    def free(self) -> np.ndarray:
+        """(B, P) bool: the player has no move in flight (D7)."""
+        return self.fl_action < 0
+
+    def copy(self) -> CoreState:
+        """A deep copy (every array copied)."""
+        kw = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in self._ARRAYS:
+            kw[name] = kw[name].copy()
+        return CoreState(**kw)
+
+    def nbytes_per_game(self) -> int:
+        """Bytes of state arrays per game."""
+        return sum(getattr(self, n).nbytes for n in self._ARRAYS) // max(self.batch_size, 1)
+
+
+@dataclass
+class EventLog:
+    """Events of one step of B games (docs/RULES.md "Events"), as (N,) int64 arrays grouped by
+    row, in occurrence order within a row. ``type`` indexes rules.EVENT_NAMES."""
+
+    row: np.ndarray
+    type: np.ndarray
+    player: np.ndarray
+    clock_ms: np.ndarray
+    action: np.ndarray
+    card: np.ndarray
+    pile: np.ndarray
+    value: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.row.shape[0])
+
+    def for_row(self, row: int) -> list[dict]:
+        """The events of one row as dicts, like the reference game's."""
+        lo, hi = np.searchsorted(self.row, [row, row + 1])
+        out = []
+        for i in range(lo, hi):
+            ev = {"type": rules.EVENT_NAMES[int(self.type[i])]}
+            for name in rules.EVENT_FIELDS[1:]:
+                ev[name] = int(getattr(self, name)[i])
+            out.append(ev)
+        return out
+
+
+@dataclass
+class StepOutput:
+    """What :func:`step` returns next to the state.
+
+    Attributes:
+        rewards: (B, P) float32, +1 winner / -1 loser on the step a game ends, else 0.
+        terminated, truncated: (B,) bool, True only on the step the game ends (D14-D16).
+        illegal: (B, P) bool, the submitted action was outside the legal mask.
+        events: EventLog, or None unless ``step(..., events=True)``.
+    """
+
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    illegal: np.ndarray
+    events: EventLog | None = None
+
+
+class _Events:
+    """Collects event columns during one step; rows get grouped at the end (stable by row)."""
+
+    def __init__(self):
+        self.parts = []
+
+    def add(self, rows, type_, player, clock, action=-1, card=-1, pile=-1, value=0):
+        n = len(rows)
+        if n == 0:
+            return
+        cols = [rows, type_, player, clock, action, card, pile, value]
+        self.parts.append([np.broadcast_to(np.asarray(c, dtype=np.int64), (n,)) for c in cols])
+
+    def log(self) -> EventLog:
+        if not self.parts:
+            e = np.zeros(0, np.int64)
+            return EventLog(e, e, e, e, e, e, e, e)
+        cols = [np.concatenate([p[i] for p in self.parts]) for i in range(8)]
+        order = np.argsort(cols[0], kind="stable")
+        return EventLog(*[c[order] for c in cols])
+
+
+# --- validation ----------------------------------------------------------------------------------
+def _check_config(config) -> SpitConfig:
+    if config is None:
+        return SpitConfig()
+    if not isinstance(config, SpitConfig):
+        raise ValueError(f"config must be a SpitConfig or None, got {type(config).__name__}")
+    return config
+
+
+def _check_int(name: str, value, lo=None) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if lo is not None and int(value) < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {value}")
+    return int(value)
+
+
+def _check_rows(rows, batch: int, name: str = "rows") -> np.ndarray:
+    arr = np.asarray(rows)
+    if arr.shape != (batch,) or arr.dtype != np.bool_:
+        raise ValueError(f"{name} must be a ({batch},) bool array, got shape {arr.shape} dtype {arr.dtype}")
+    return arr
+
+
+def _check_deal(deal, name: str) -> tuple[list[int], list[int]]:
+    if isinstance(deal, (str, bytes)) or not isinstance(deal, (list, tuple)) or len(deal) != 2:
+        raise ValueError(f"{name} must be None or a pair (pack0, pack1) of card-id lists, got {deal!r}")
+    packs = []
+    for p, pack in enumerate(deal):
+        if isinstance(pack, np.ndarray):
+            pack = pack.tolist() if pack.ndim == 1 else None
+        if not isinstance(pack, (list, tuple)):
+            raise ValueError(f"{name}[{p}] must be a list of card ids 0-51, got {deal[p]!r}")
+        for c in pack:
+            if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) or not 0 <= c < N:
+                raise ValueError(f"{name}[{p}] must hold card ids 0-51 (integers), got {c!r}")
+        if not pack:
+            raise ValueError(f"{name}[{p}] is empty; each pack must hold at least one card")
+        packs.append([int(c) for c in pack])
+    if sorted(packs[0] + packs[1]) != list(range(N)):
+        raise ValueError(f"{name} must hold each of the 52 cards exactly once, "
+                         f"got {len(packs[0]) + len(packs[1])} cards")
+    return packs[0], packs[1]
+
+
+def _check_deals(deals, batch: int):
+    if deals is None:
+        return None
+    if isinstance(deals, (str, bytes)) or not hasattr(deals, "__len__") or len(deals) != batch:
+        raise ValueError(f"deals must be None or a length-{batch} sequence of None | (pack0, pack1)")
+    return [None if d is None else _check_deal(d, f"deals[{i}]") for i, d in enumerate(deals)]
+
+
+def _check_actions(actions, batch: int) -> np.ndarray:
+    arr = np.asarray(actions)
+    if arr.shape != (batch, P):
+        raise ValueError(f"actions must have shape ({batch}, {P}), got {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"actions must be integer action ids 0-{A - 1}, got dtype {arr.dtype}")
+    if arr.size and (arr.min() < 0 or arr.max() >= A):
+        raise ValueError(f"actions must be action ids 0-{A - 1}, got values {arr.min()}..{arr.max()}")
+    return arr
+
+
+# --- construction --------------------------------------------------------------------------------
+def _empty_state(config: SpitConfig, batch: int, seed: int) -> CoreState:
+    z = np.zeros
+    return CoreState(
+        config=config,
+        seed=seed,
+        game_id=z(batch, np.int64),
+        key=z(batch, _U64),
+        clock=z(batch, np.int64),
+        phase=z(batch, np.int8),
+        rounds=z(batch, np.int16),
+        stock=np.full((batch, P, S, H), -1, np.int8),
+        height=z((batch, P, S), np.int8),
+        face_up=z((batch, P, S), bool),
+        top=np.full((batch, P, S), -1, np.int8),
+        pidx=_place_index(-1, False, 0, np.arange(S))[None, None, :].repeat(batch, 0).repeat(P, 1),
+        spit=np.full((batch, P, N), -1, np.int8),
+        spit_n=z((batch, P), np.int8),
+        centre=np.full((batch, P, N), -1, np.int8),
+        centre_n=z((batch, P), np.int8),
+        centre_top=np.full((batch, P), -1, np.int8),
+        scores=z((batch, P), np.int32),
+        fl_action=np.full((batch, P), -1, np.int8),
+        fl_card=np.full((batch, P), -1, np.int8),
+        fl_land=np.full((batch, P), NO_LAND, np.int64),
+        decisions=z((batch, P), np.int32),
+        winner=np.full(batch, -1, np.int8),
+        terminated=z(batch, bool),
+        truncated=z(batch, bool),
+        lat_key=z((batch, P), _U64),
+    )
+
+
+def init(config: SpitConfig | None, batch_size: int, seed: int = 0, *, first_game: int = 0,
+         deals=None) -> CoreState:
+    """B fresh games: row i plays game ``first_game + i`` of ``seed`` (Game start, D3, D4, D9).
+
+    Args:
+        config: the rules (None: ``SpitConfig()``).
+        batch_size: B >= 1.
+        seed: the seed of the random streams (any integer).
+        first_game: the game id of row 0.
+        deals: None, or a length-B sequence of None | (pack0, pack1): card-id lists that together
+            hold each of the 52 cards once, each pack at least one card (uneven packs allowed);
+            None deals by the DEAL stream.
+
+    Returns:
+        CoreState. Raises ValueError for a bad config, size, seed, game id or deal.
+    """
+    config = _check_config(config)
+    batch = _check_int("batch_size", batch_size, 1)
+    seed = _check_int("seed", seed)
+    first_game = _check_int("first_game", first_game)
+    deals = _check_deals(deals, batch)
+    state = _empty_state(config, batch, seed)
+    ids = np.arange(batch, dtype=np.int64) + first_game
+    _start_games(state, np.arange(batch), ids, deals)
+    return state
+
+
+def reset(state: CoreState, rows, game_ids, deals=None) -> CoreState:
+    """Re-start some rows as fresh games (auto-reset). Updates ``state`` in place and returns it.
+
+    Args:
+        rows: (B,) bool, the rows to re-start.
+        game_ids: (B,) integer game ids (read where ``rows``).
+        deals: None, or a length-B sequence of None | (pack0, pack1) (read where ``rows``).
+
+    Raises:
+        ValueError: bad rows, game ids or deals (the state is then unchanged).
+    """
+    batch = state.batch_size
+    rows = _check_rows(rows, batch)
+    ids = np.asarray(game_ids)
+    if ids.shape != (batch,) or ids.dtype.kind not in "iu":
+        raise ValueError(f"game_ids must be a ({batch},) integer array, got shape {ids.shape} "
+                         f"dtype {ids.dtype}")
+    if deals is not None:
+        if isinstance(deals, (str, bytes)) or not hasattr(deals, "__len__") or len(deals) != batch:
+            raise ValueError(f"deals must be None or a length-{batch} sequence")
+        deals = [None if (d is None or not rows[i]) else _check_deal(d, f"deals[{i}]")
+                 for i, d in enumerate(deals)]
+    idx = rows.nonzero()[0]
+    if idx.size:
+        state._bits = state._tbits = None
+        sub = None if deals is None else [deals[i] for i in idx]
+        _start_games(state, idx, ids[idx].astype(np.int64), sub)
+    return state
+
+
+def _start_games(st: CoreState, R: np.ndarray, ids: np.ndarray, deals) -> None:
+    """Game start for rows R: deal, lay out (D3), spit (D4) and settle (D9) at clock 0."""
+    key = streams.game_key(st.seed, ids)
+    st.game_id[R] = ids
+    st.key[R] = key
+    st.lat_key[R] = streams.mix64(streams.mix64(key ^ _LAT_SALT)[:, None] ^ np.arange(P, dtype=_U64))
+    st.clock[R] = 0
+    st.rounds[R] = 0
+    st.scores[R] = 0
+    st.decisions[R] = 0
+    st.winner[R] = -1
+    st.terminated[R] = False
+    st.truncated[R] = False
+    _cancel(st, R)
+    n = R.size
+    dkeys = streams.draw(key[:, None], streams.DEAL, 0, _ALL_CARDS[None, :])
+    order = np.argsort(dkeys, axis=1, kind="stable")
+    packs = [order[:, :26], order[:, 26:]]
+    counts = [np.full(n, 26), np.full(n, 26)]
+    if deals is not None and any(d is not None for d in deals):
+        packs = [np.concatenate([pk, np.full((n, 26), -1)], axis=1) for pk in packs]
+        for j, d in enumerate(deals):
+            if d is None:
+                continue
+            for p in range(P):
+                packs[p][j] = -1
+                packs[p][j, : len(d[p])] = d[p]
+                counts[p][j] = len(d[p])
+    _clear_centre(st, R)
+    for p in range(P):
+        _layout(st, R, p, packs[p], counts[p])
+    _round_start(st, R, None)
+    _settle(st, R, None, None)
+
+
+# --- small state updates (rows R: int index arrays) ---------------------------------------------
+def _cancel(st: CoreState, R) -> None:
+    st.fl_action[R] = -1
+    st.fl_card[R] = -1
+    st.fl_land[R] = NO_LAND
+
+
+def _clear_centre(st: CoreState, R) -> None:
+    st.centre[R] = -1
+    st.centre_n[R] = 0
+    st.centre_top[R] = -1
+
+
+def _layout(st: CoreState, R: np.ndarray, p: int, pack: np.ndarray, count: np.ndarray) -> None:
+    """D3: lay out pack[j, :count[j]] (index 0 dealt first) as player p's stocks and spit cards."""
+    st.stock[R, p] = -1
+    st.spit[R, p] = -1
+    k = np.minimum(count, rules.STOCK_CARDS)
+    rr, pos = np.nonzero(np.arange(rules.STOCK_CARDS)[None, :] < k[:, None])
+    st.stock[R[rr], p, rules.DEAL_PLACE[pos], rules.DEAL_LEVEL[pos]] = pack[rr, pos]
+    h = _HEIGHTS[k]
+    st.height[R, p] = h
+    st.face_up[R, p] = h > 0
+    tops = np.take_along_axis(st.stock[R, p], np.maximum(h - 1, 0)[:, :, None].astype(np.intp), 2)[:, :, 0]
+    st.top[R, p] = np.where(h > 0, tops, -1)
+    st.pidx[R, p] = _place_index(st.top[R, p], h > 0, h, np.arange(S))
+    ns = count - k
+    st.spit_n[R, p] = ns
+    rr, j = np.nonzero(np.arange(N)[None, :] < ns[:, None])
+    # the next spit card (pack index 15) sits at index spit_n - 1
+    st.spit[R[rr], p, ns[rr] - 1 - j] = pack[rr, rules.STOCK_CARDS + j]
+
+
+def _spit(st: CoreState, R: np.ndarray, ev: _Events | None) -> None:
+    """Each player of rows R with spit cards turns its next one onto its own centre pile (D4)."""
+    sn, cn = st.spit_n.reshape(-1), st.centre_n.reshape(-1)
+    spit, centre, ctop = st.spit.reshape(-1), st.centre.reshape(-1), st.centre_top.reshape(-1)
+    for p in range(P):
+        f2 = R * P + p
+        f2 = f2[sn[f2] > 0]
+        if f2.size == 0:
+            continue
+        n = sn[f2] - 1
+        card = spit[f2 * N + n]
+        spit[f2 * N + n] = -1
+        sn[f2] = n
+        ch = cn[f2]
+        centre[f2 * N + ch] = card
+        cn[f2] = ch + 1
+        ctop[f2] = card
+        if ev is not None:
+            Rp = f2 // P
+            ev.add(Rp, rules.EV_SPIT, p, st.clock[Rp], -1, card, p)
+
+
+def _round_start(st: CoreState, R: np.ndarray, ev: _Events | None) -> None:
+    """After a layout: spit (D4) and play. The caller runs the stall check."""
+    _cancel(st, R)
+    st.phase[R] = PLAY
+    _spit(st, R, ev)
+
+
+def _stock_count(st: CoreState, R) -> np.ndarray:
+    return st.height[R].sum(axis=2, dtype=np.int32)  # (R, P)
+
+
+def _finish(st: CoreState, R: np.ndarray, winner: np.ndarray, truncated: bool, out, ev) -> None:
+    """Game end: phase over, flags, rewards, ``game_end`` event."""
+    st.phase[R] = OVER
+    st.winner[R] = winner
+    if truncated:
+        st.truncated[R] = True
+        out.truncated[R] = True
+    else:
+        st.terminated[R] = True
+        out.terminated[R] = True
+    won = winner >= 0
+    Rw, w = R[won], winner[won].astype(np.intp)
+    out.rewards[Rw, w] = 1.0
+    out.rewards[Rw, 1 - w] = -1.0
+    if ev is not None:
+        ev.add(R, rules.EV_GAME_END, winner, st.clock[R], -1, -1, -1,
+               rules.GAME_END_TRUNCATED if truncated else rules.GAME_END_TERMINATED)
+
+
+def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out, ev) -> np.ndarray:
+    """Round end (docs/RULES.md) for rows R; ``first``: the player that emptied its stocks /
+    counts as first (D12), -1 for a two-pile stall-out. Returns the rows that started a new round
+    at once (one-pile rounds, D12 + D13) and need the stall check."""
+    _cancel(st, R)
+    st.rounds[R] += 1
+    if ev is not None:
+        ev.add(R, rules.EV_ROUND_END, first, st.clock[R], -1, -1, -1, cause)
+    held = _stock_count(st, R) + st.spit_n[R]
+    nocard = held == 0
+    cfg = st.config
+    if cfg.scoring == "points":
+        st.scores[R] += held  # D15: one point per card held, before the slap
+        sc = st.scores[R]
+        ended = nocard.any(axis=1) | (sc >= cfg.target_points).any(axis=1)
+        winner = np.where(sc[:, 0] < sc[:, 1], 0, np.where(sc[:, 1] < sc[:, 0], 1, -1))
+    else:
+        ended = nocard.any(axis=1)  # D14
+        winner = np.where(nocard[:, 0] & ~nocard[:, 1], 0, np.where(nocard[:, 1] & ~nocard[:, 0], 1, -1))
+    if ended.any():
+        _finish(st, R[ended], winner[ended], False, out, ev)
+    keep = ~ended
+    trunc = keep & (st.rounds[R] >= cfg.max_rounds)  # D16
+    if trunc.any():
+        _finish(st, R[trunc], np.full(int(trunc.sum()), -1), True, out, ev)
+    keep &= ~trunc
+    two = (st.centre_n[R] > 0).all(axis=1)
+    st.phase[R[keep & two]] = SLAP  # D11
+    one = keep & ~two
+    if not one.any():
+        return R[:0]
+    # D12: the first player takes nothing, the other takes the (only) centre pile.
+    R1 = R[one]
+    taker = (1 - first[one]).astype(np.int64)
+    _redeal(st, R1, np.stack([taker, taker], axis=1))
+    _round_start(st, R1, ev)
+    return R1
+
+
+def _redeal(st: CoreState, R: np.ndarray, take: np.ndarray) -> None:
+    """D13: each player's new pack = the pile it took (``take[j, pile]`` = the taker of that
+    pile) + its spit + its stock cards, sorted by the REDEAL draw (rounds, card), ties by card id;
+    then laid out by D3. Clears the centre."""
+    n = R.size
+    owner = np.full((n, N), -1, np.int64)
+    # (entries beyond a pile's count are -1, so ">= 0" finds exactly the cards held)
+    c = st.centre[R]
+    rr, qq, jj = np.nonzero(c >= 0)
+    owner[rr, c[rr, qq, jj]] = take[rr, qq]
+    for arr in (st.spit[R].reshape(n, P, -1), st.stock[R].reshape(n, P, -1)):
+        rr, pp, jj = np.nonzero(arr >= 0)
+        owner[rr, arr[rr, pp, jj]] = pp
+    assert (owner >= 0).all(), "re-deal lost a card"
+    keys = streams.draw(st.key[R][:, None], streams.REDEAL, st.rounds[R].astype(np.int64)[:, None],
+                        _ALL_CARDS[None, :])
+    order = np.argsort(keys, axis=1, kind="stable")  # ties by card id
+    ar = np.arange(n)[:, None]
+    rank = np.empty((n, N), np.int64)
+    rank[ar, order] = _ALL_CARDS
+    # cards grouped by owner, each group in draw order: player 0's pack, then player 1's
+    packs = np.argsort(owner * N + rank, axis=1)
+    n0 = (owner == 0).sum(axis=1)
+    _clear_centre(st, R)
+    _layout(st, R, 0, packs, n0)
+    _layout(st, R, 1, np.take_along_axis(packs, np.minimum(n0[:, None] + _ALL_CARDS, N - 1), axis=1),
+            N - n0)
+
+
+def _settle(st: CoreState, R: np.ndarray, out, ev, tbits=None) -> None:
+    """The D9 stall check on rows R (play phase), repeated until no row is stalled: cancel the
+    moves in flight, then spit after ``spit_delay_ms`` or end the round (D10 b).
+
+    ``tbits``: optional (B, P) table bits (``_table_bits``) of every row, valid now; used for the
+    first check and kept valid for the rows this changes."""
+    cand = R[st.phase[R] == PLAY]
+    fresh = tbits is not None
+    while cand.size:
+        if fresh:
+            x = tbits[cand]
+            fresh = False
+        else:
+            x = _table_bits(st, cand)
+            if tbits is not None:
+                tbits[cand] = x
+        stalled = cand[((x[:, 0] | x[:, 1]) & np.uint32(_TABLE_BITS)) == 0]
+        if stalled.size == 0:
+            return
+        _cancel(st, stalled)
+        has = st.spit_n[stalled] > 0
+        any_spit = has.any(axis=1)
+        Rs = stalled[any_spit]
+        if Rs.size:
+            st.clock[Rs] += st.config.spit_delay_ms
+            _spit(st, Rs, ev)
+        Ro = stalled[~any_spit]
+        if Ro.size:
+            # D10 b, D12: with one pile the player with fewer stock cards counts as first; equal:
+            # the player without spit cards (whose centre pile is empty).
+            n = _stock_count(st, Ro)
+            pileless = np.where(st.centre_n[Ro, 0] == 0, 0, 1)
+            first = np.where(n[:, 0] < n[:, 1], 0, np.where(n[:, 1] < n[:, 0], 1, pileless))
+            two = (st.centre_n[Ro] > 0).all(axis=1)
+            first = np.where(two, -1, first)
+            if out is None:  # game start: nothing reports this (a pathological deal)
+                out = _blank_out(st.batch_size)
+            Rn = _round_end(st, Ro, first, rules.ROUND_END_STALL_OUT, out, ev)
+            Rs = np.concatenate([Rs, Rn])
+        cand = Rs
+
+
+def _blank_out(batch: int) -> StepOutput:
+    return StepOutput(np.zeros((batch, P), np.float32), np.zeros(batch, bool), np.zeros(batch, bool),
+                      np.zeros((batch, P), bool))
+
+
+# --- the mask ------------------------------------------------------------------------------------
+def _table_bits(st: CoreState, R=None) -> np.ndarray:
+    """(B, P) or (R, P) uint32: the PLAY / FILL / FLIP bits the table allows each seat, whatever
+    its phase or move in flight (D1, D4, D5, D6), plus the empty-place bit 31."""
+    t = _tables(st.config)
+    if R is None:
+        ct, pidx = _RANK32[st.centre_top + 1], st.pidx
+    else:
+        ct, pidx = _RANK32[st.centre_top[R] + 1], st.pidx[R]
+    own_opp = ct * 14 + ct[:, ::-1]  # seat p: own pile p, opponent's pile 1 - p
+    b = t.bits.take(pidx + own_opp[:, :, None])
+    x = b[:, :, 0] | b[:, :, 1] | b[:, :, 2] | b[:, :, 3] | b[:, :, 4]
+    return x & _KEEP.take(x >> np.uint32(31))
+
+
+def _mask_bits(st: CoreState) -> np.ndarray:
+    """(B, P) uint32: the legal-move bits (bit a = action a legal), cached until the next change."""
+    if st._bits is None:
+        tbits = st._tbits if st._tbits is not None else _table_bits(st)
+        gate = (st.fl_action < 0) + 2 * st.phase[:, None]
+        st._bits = (tbits & _GATE_AND.take(gate)) | _GATE_OR.take(gate)
+    return st._bits
+
+
+def legal_action_mask(state: CoreState) -> np.ndarray:
+    """(B, P, A) bool, a new array: the legal moves of each seat (docs/RULES.md, the action-mask
+    table).
+
+    WAIT is always legal; a busy seat (move in flight, D7) and a finished game allow only WAIT;
+    PLAY (D1, D4), FILL (D6), FLIP (D5, auto_flip off) in the play phase; SLAP (D11) in the slap
+    phase. Egocentric: pile c = 0 is the seat's own centre pile.
+    """
+    bits = _mask_bits(state).astype("<u4", copy=False)
+    u8 = bits.view(np.uint8).reshape(state.batch_size, P, 4)
+    return np.unpackbits(u8, axis=2, count=A, bitorder="little").view(bool)
+
+
+# --- the step ------------------------------------------------------------------------------------
+def step(state: CoreState, actions, *, rows=None, events: bool = False):
+    """Advance every game (or the ``rows`` subset) by one decision epoch (docs/RULES.md, "The time
+    model, exactly"): decisions of the free seats (D7, latency draws), landings in time order
+    (D8 ties), the stall check (D9), round ends (D10, D12, D14, D15), slaps (D11), re-deals (D13)
+    and truncation (D16). Finished games are a no-op with zero rewards.
+
+    Args:
+        state: updated in place.
+        actions: (B, P) integer egocentric action ids 0-22; a busy seat's action must be WAIT
+            (anything else is illegal). Illegal actions become WAIT with an ``illegal`` event
+            (``illegal_action="wait"``) or raise (``"raise"``).
+        rows: optional (B,) bool, only those rows advance (the others are untouched).
+        events: also return the step's events (EventLog).
+
+    Returns:
+        (state, StepOutput).
+
+    Raises:
+        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows``, or an illegal
+            action under ``illegal_action="raise"``; the state is then unchanged.
+    """
+    st = state
+    cfg = st.config
+    B = st.batch_size
+    acts = _check_actions(actions, B).astype(np.intp, copy=False)
+    active = st.phase != OVER
+    if rows is not None:
+        active &= _check_rows(rows, B)
+    bits = _mask_bits(st)
+    legal = ((bits >> acts.astype(np.uint32)) & np.uint32(1)).astype(bool)
+    act2 = active[:, None]
+    illegal = act2 & ~legal
+    any_illegal = illegal.any()
+    if any_illegal and cfg.illegal_action == "raise":
+        r, p = np.argwhere(illegal)[0]
+        allowed = [a for a in range(A) if (int(bits[r, p]) >> a) & 1]
+        raise ValueError(
+            f"actions[{r}, {p}] = {int(acts[r, p])} ({rules.ACTION_NAMES[int(acts[r, p])]}) is "
+            f"not legal now; legal action ids: {allowed}")
+    st._bits = st._tbits = None
+    out = _blank_out(B)
+    out.illegal = illegal
+    ev = _Events() if events else None
+    eff = acts
+    if any_illegal:
+        eff = np.where(illegal, rules.WAIT, acts)
+        if ev is not None:
+            rr, pp = np.nonzero(illegal)
+            ev.add(rr, rules.EV_ILLEGAL, pp, st.clock[rr], acts[rr, pp])
+
+    # Decisions (time model 1-3): every free seat of an active row.
+    all_rows = bool(active.all())
+    R = np.arange(B) if all_rows else active.nonzero()[0]
+    if R.size == 0:
+        return st, _finish_out(out, ev)
+    _decide(st, act2 & (st.fl_action < 0), eff)
+
+    # Resolution: jump to the earliest landing; land the moves due then, in D8 order.
+    l0, l1 = st.fl_land[:, 0], st.fl_land[:, 1]
+    t = np.minimum(l0, l1)
+    if all_rows:
+        st.clock[:] = t
+    else:
+        t = t[R]
+        l0, l1 = l0[R], l1[R]
+        st.clock[R] = t
+    lands0 = l0 == t
+    both = lands0 & (l1 == t)
+    first = (~lands0).astype(np.intp)
+    if both.any():
+        first[both] = _tie_first(st, R[both], t[both])
+    touched = np.zeros(B, bool)  # rows whose table changed or whose round restarted: stall check
+    ended, emptied, slapped = _land(st, R, first, touched, ev)
+    sel = both & ~ended
+    if sel.any():
+        _, emptied2, slapped2 = _land(st, R[sel], 1 - first[sel], touched, ev)
+        emptied = tuple(np.concatenate(x) for x in zip(emptied, emptied2, strict=True))
+        slapped = tuple(np.concatenate(x) for x in zip(slapped, slapped2, strict=True))
+    if emptied[0].size:
+        touched[emptied[0]] = False
+        touched[_round_end(st, emptied[0], emptied[1], rules.ROUND_END_EMPTIED, out, ev)] = True
+    if slapped[0].size:
+        touched[_slap(st, *slapped, ev)] = True
+    # the table bits of every row: the stall check of the touched rows, then the next mask
+    tbits = _table_bits(st)
+    cand = touched.nonzero()[0]
+    if cand.size:
+        _settle(st, cand, out, ev, tbits)
+    st._tbits = tbits
+
+    # D16: truncation by time, after the step.
+    late = (st.phase != OVER) & (st.clock >= cfg.max_game_ms)
+    if not all_rows:
+        late &= active
+    if late.any():
+        late = late.nonzero()[0]
+        _finish(st, late, np.full(late.size, -1), True, out, ev)
+    return st, _finish_out(out, ev)
+
+
+def _finish_out(out: StepOutput, ev) -> StepOutput:
+    if ev is not None:
+        out.events = ev.log()
+    return out
+
+
+_SEAT_TABLE = np.array([0, 1 << 16], np.intp)  # seat p's latency table starts at p * 65536
+_STOCK0 = np.maximum(_STOCK, 0).astype(np.intp)
+_B5: dict = {}
+
+
+def _seat_base(B: int) -> np.ndarray:
+    """(B, P) intp: flat index of place 0 of each seat in a (B, P, S) array."""
+    base = _B5.get(B)
+    if base is None:
+        base = _B5[B] = np.arange(B * P, dtype=np.intp).reshape(B, P) * S
+    return base
+
+
+def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray) -> None:
+    """Time model 2-3 for the deciding seats ``dec`` (B, P): landing time (WAIT: wait_ms, else a
+    LATENCY draw for (player, decision index), D7), carried card, decision count."""
+    cfg = st.config
+    t = _tables(cfg)
+    with np.errstate(over="ignore"):
+        hsh = _mix64(st.lat_key + st.decisions.astype(_U64) * _GOLDEN)
+    lat = t.latency.take((hsh >> _S48).astype(np.intp) + _SEAT_TABLE)  # top 16 bits (streams.top16)
+    land = np.where(acts == rules.WAIT, cfg.wait_ms, lat) + st.clock[:, None]
+    card = st.top.take(_seat_base(st.batch_size) + _STOCK0.take(acts))
+    card = np.where(_CARRIES.take(acts), card, -1)
+    np.copyto(st.fl_land, land, where=dec)
+    np.copyto(st.fl_action, acts, where=dec, casting="unsafe")
+    np.copyto(st.fl_card, card, where=dec, casting="unsafe")
+    st.decisions += dec
+
+
+def _tie_first(st: CoreState, R: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """D8: who lands first when both moves land at ms t."""
+    tb = st.config.tie_break
+    if tb == "player_0":
+        return np.zeros(R.size, np.intp)
+    if tb == "player_1":
+        return np.ones(R.size, np.intp)
+    # streams.draw(key, TIE, t, 0), inlined on uint64 arrays
+    h = _mix64(_mix64(st.key[R] ^ _TIE_SALT) ^ t.astype(np.int64).view(_U64))
+    return (_mix64(h) & _U64(1)).astype(np.intp)
+
+
+def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev):
+    """Land the move in flight of player pl[j] in row R[j] (time model, "Each landing"). Marks the
+    rows whose table changed in ``touched``.
+
+    Returns (ended (R,) bool: the landing ended the round or slapped, so the other move due now is
+    cancelled; emptied = (rows, player), D10 a; slapped = (rows, player, abs pile, action), D11)."""
+    cfg = st.config
+    f2 = R * P + pl
+    fa, fc = st.fl_action.reshape(-1), st.fl_card.reshape(-1)
+    a = fa[f2].astype(np.intp)
+    card = fc[f2]
+    fa[f2] = -1
+    fc[f2] = -1
+    st.fl_land.reshape(-1)[f2] = NO_LAND
+    kind = _KIND.take(a)
+    ended = np.zeros(R.size, bool)
+    emptied = (R[:0], pl[:0])
+    slap = (R[:0], pl[:0], pl[:0], a[:0])
+
+    j = (kind == rules.KIND_PLAY).nonzero()[0]
+    if j.size:
+        Rj, pj, aj, cj = R[j], pl[j], a[j], card[j]
+        pile = pj ^ _PILE.take(aj)
+        fp = Rj * P + pile
+        ct = st.centre_top.reshape(-1)[fp]
+        ok = _tables(cfg).adj_flat.take(_RANK32[cj + 1] * 14 + _RANK32[ct + 1])  # D7, D1
+        if ev is not None:
+            ev.add(Rj, np.where(ok, rules.EV_PLAY, rules.EV_BOUNCE), pj, st.clock[Rj], aj, cj, pile)
+        k = ok.nonzero()[0]
+        if k.size:
+            Rk, pk, ck, fpk = Rj[k], pj[k], cj[k], fp[k]
+            cn = st.centre_n.reshape(-1)
+            n = cn[fpk]
+            st.centre.reshape(-1)[fpk * N + n] = ck
+            cn[fpk] = n + 1
+            st.centre_top.reshape(-1)[fpk] = ck
+            f2k = Rk * P + pk
+            h = _pop_stock(st, f2k * S + _STOCK.take(aj[k]))
+            touched[Rk] = True
+            gone = (h == 0).nonzero()[0]
+            if gone.size:  # D10 a: all five places empty?
+                g = gone[~st.height.reshape(-1, S)[f2k[gone]].any(axis=1)]
+                if g.size:
+                    emptied = (Rk[g], pk[g])
+                    ended[j[k[g]]] = True
+
+    j = (kind == rules.KIND_FILL).nonzero()[0]
+    if j.size:
+        Rj, pj, aj, cj = R[j], pl[j], a[j], card[j]
+        f2j = Rj * P + pj
+        dest = np.argmax(st.height.reshape(-1, S)[f2j] == 0, axis=1)  # D6: leftmost empty place
+        _pop_stock(st, f2j * S + _STOCK.take(aj))
+        fd = f2j * S + dest
+        st.stock.reshape(-1)[fd * H] = cj
+        st.height.reshape(-1)[fd] = 1
+        st.top.reshape(-1)[fd] = cj
+        st.face_up.reshape(-1)[fd] = True
+        st.pidx.reshape(-1)[fd] = _place_index(cj, True, 1, dest)
+        touched[Rj] = True
+        if ev is not None:
+            ev.add(Rj, rules.EV_FILL, pj, st.clock[Rj], aj, cj, -1, dest)
+
+    j = (kind == rules.KIND_FLIP).nonzero()[0]
+    if j.size:
+        Rj, pj, aj = R[j], pl[j], a[j]
+        s = _STOCK.take(aj)
+        f5 = (Rj * P + pj) * S + s
+        st.face_up.reshape(-1)[f5] = True
+        top = st.top.reshape(-1)[f5]
+        st.pidx.reshape(-1)[f5] = _place_index(top, True, st.height.reshape(-1)[f5], s)
+        touched[Rj] = True
+        if ev is not None:
+            ev.add(Rj, rules.EV_FLIP, pj, st.clock[Rj], aj, top, -1, s)
+
+    j = (kind == rules.KIND_SLAP).nonzero()[0]
+    if j.size:
+        ended[j] = True
+        slap = (R[j], pl[j], pl[j] ^ _PILE.take(a[j]), a[j])
+    return ended, emptied, slap
+
+
+def _pop_stock(st: CoreState, f5: np.ndarray) -> np.ndarray:
+    """Remove the top card of the places at flat (B * P * S) indices f5; with auto_flip the new top
+    turns face up (D5). Returns the new heights."""
+    hf = st.height.reshape(-1)
+    h = hf[f5] - 1
+    hf[f5] = h
+    sf = st.stock.reshape(-1)
+    base = f5 * H
+    sf[base + h] = -1
+    top = np.where(h > 0, sf[base + np.maximum(h - 1, 0)], -1)
+    st.top.reshape(-1)[f5] = top
+    fu = (h > 0) & st.config.auto_flip
+    st.face_up.reshape(-1)[f5] = fu
+    st.pidx.reshape(-1)[f5] = _place_index(top, fu, h, f5 % S)
+    return h
+
+
+def _slap(st: CoreState, R, pl, pile, action, ev) -> np.ndarray:
+    """D11: the first slap to land takes the slapped pile, the other player the other pile; then
+    the re-deal (D13) and the next round start."""
+    if ev is not None:
+        ev.add(R, rules.EV_SLAP, pl, st.clock[R], action, -1, pile)
+    _cancel(st, R)
+    take = np.empty((R.size, P), np.int64)
+    ar = np.arange(R.size)
+    take[ar, pile] = pl
+    take[ar, 1 - pile] = 1 - pl
+    _redeal(st, R, take)
+    _round_start(st, R, ev)
+    return R
+
+
+# --- views -----------------------------------------------------------------------------------------
+def observe(state: CoreState) -> np.ndarray:
+    """(B, P, D) float32 egocentric observations, layout rules.OBSERVATION (every entry in [0, 1]).
+
+    Row [b, p] is seat p's view: ``self_*`` fields are p's, ``opp_*`` the opponent's, centre pile
+    c = 0 is p's own. The opponent's move in flight is shown only with
+    ``config.observe_opponent_move`` (its busy flag and time to landing always are).
+    """
+    st = state
+    cfg = st.config
+    B = st.batch_size
+    F = rules.OBS
+    obs = np.empty((B, P, rules.OBS_DIM), np.float32)
+    obs[:, :, F["phase"].slice] = _ONE_HOT_PHASE.take(st.phase, axis=0)[:, None, :]
+    obs[:, :, F["one_pile_round"].start] = (st.centre_n == 0).any(axis=1)[:, None]  # D4
+    obs[:, :, F["clock"].start] = np.minimum(st.clock / cfg.max_game_ms, 1.0)[:, None]
+    obs[:, :, F["round"].start] = (st.rounds / cfg.max_rounds)[:, None]
+
+    # Seat p's self_ fields describe player p, its opp_ fields player 1 - p: fill the self_ block of
+    # every seat, then copy it across seats into the opp_ block (self_ and opp_ fields have the
+    # same layout, checked at import).
+    def put(name, value):  # row [b, q]: absolute player q's own fields (seat q's self_ block)
+        f = F["self_" + name]
+        obs[:, :, f.slice] = value.reshape(B, P, -1) if f.size > 1 else value[..., None]
+
+    rank_up = np.where(st.face_up, _RANK[st.top.astype(np.intp) + 1], 0)  # 0: no face-up top
+    put("stock_top_rank", _ONE_HOT_RANK.take(rank_up, axis=0))
+    put("stock_top_face_down", (st.height > 0) & ~st.face_up)
+    put("stock_height", st.height / H)
+    put("spit_count", st.spit_n / N)
+    put("cards_held", (st.height.sum(axis=2) + st.spit_n) / N)
+    if cfg.scoring == "points":
+        put("score", np.minimum(st.scores / cfg.target_points, 1.0))
+    else:
+        put("score", np.zeros((B, P)))
+    busy = st.fl_action >= 0
+    put("busy", busy)
+    put("time_to_land", np.where(busy, np.minimum((st.fl_land - st.clock[:, None]) / rules.TIME_SCALE_MS,
+                                                  1.0), 0.0))
+    put("move_in_flight", _ONE_HOT_ACTION.take(st.fl_action.astype(np.intp) + 1, axis=0))
+    for p in range(P):  # (two plain copies are faster than one with a reversed seat axis)
+        obs[:, p, _OPP0:_OPP0 + _PLAYER_WIDTH] = obs[:, 1 - p, _SELF0:_SELF0 + _PLAYER_WIDTH]
+    if not cfg.observe_opponent_move:
+        obs[:, :, F["opp_move_in_flight"].slice] = 0.0
+
+    crank = _RANK[st.centre_top.astype(np.intp) + 1]  # (B, P) by absolute pile; 0: empty
+    ctr = _ONE_HOT_RANK.take(crank, axis=0)  # (B, P, 13)
+    obs[:, :, F["centre_top_rank"].slice] = ctr[:, _EGO].reshape(B, P, -1)
+    obs[:, :, F["centre_size"].slice] = (st.centre_n / N)[:, _EGO]
+    return obs
+
+
+def _player_block() -> tuple[int, int, int]:
+    selfs = [f for f in rules.OBSERVATION if f.name.startswith("self_")]
+    opps = [f for f in rules.OBSERVATION if f.name.startswith("opp_")]
+    start, width = selfs[0].start, selfs[-1].stop - selfs[0].start
+    assert sum(f.size for f in selfs) == width, "self_ fields must be contiguous"
+    for f in opps:
+        g = rules.OBS["self_" + f.name[4:]]
+        assert f.start - opps[0].start == g.start - start and f.size == g.size, "opp_ layout != self_"
+    return start, opps[0].start, width
+
+
+_SELF0, _OPP0, _PLAYER_WIDTH = _player_block()
+# one-hot rows as lookup tables (faster than broadcast comparisons over short last axes)
+_ONE_HOT_PHASE = np.eye(3, dtype=np.float32)
+_ONE_HOT_RANK = np.eye(rules.N_RANKS + 1, rules.N_RANKS, -1, dtype=np.float32)  # rank 0: all 0
+_ONE_HOT_ACTION = np.eye(A + 1, A, -1, dtype=np.float32)  # index action + 1; -1 (free): all 0
+_EGO = np.array([[0, 1], [1, 0]])  # [seat, egocentric pile c] -> absolute pile
+
+
+def snapshot(state: CoreState, row: int) -> dict:
+    """The whole public table of one game as plain Python (the reference game's format).
+
+    Raises:
+        ValueError: ``row`` is not an integer 0..B-1.
+    """
+    st = state
+    i = _check_int("row", row, 0)
+    if i >= st.batch_size:
+        raise ValueError(f"row must be in 0..{st.batch_size - 1}, got {i}")
+    stock, height, up = st.stock[i].tolist(), st.height[i].tolist(), st.face_up[i].tolist()
+    stocks = [[[[c, bool(u and k == h - 1)] for k, c in enumerate(stock[p][s][:h])]
+               for s, (h, u) in enumerate(zip(height[p], up[p], strict=True))] for p in range(P)]
+    fa, fc, fl = st.fl_action[i].tolist(), st.fl_card[i].tolist(), st.fl_land[i].tolist()
+    in_flight = [None if fa[p] < 0 else {"action": fa[p], "card": fc[p], "lands_ms": fl[p]}
+                 for p in range(P)]
+    spit_n, centre_n = st.spit_n[i].tolist(), st.centre_n[i].tolist()
+    return {
+        "clock_ms": int(st.clock[i]),
+        "round": int(st.rounds[i]),
+        "phase": rules.PHASE_NAMES[int(st.phase[i])],
+        "stocks": stocks,
+        "spit": [st.spit[i, p, : spit_n[p]][::-1].tolist() for p in range(P)],
+        "centre": [st.centre[i, q, : centre_n[q]].tolist() for q in range(P)],
+        "scores": st.scores[i].tolist(),
+        "in_flight": in_flight,
+        "decisions": st.decisions[i].tolist(),
+        "winner": int(st.winner[i]),
+        "terminated": bool(st.terminated[i]),
+        "truncated": bool(st.truncated[i]),
+    }

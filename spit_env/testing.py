@@ -1,0 +1,244 @@
+"""Shared checks for every environment of the package (the core and its adapters), importable with
+no test dependency: each raises AssertionError with a message naming the row (game) at fault.
+
+    check_invariants(state, out=None, prev_mask=None, actions=None)
+    check_environments(config=None, *, opponent=None, ...)   # every API checker, for users' CI
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import core, rules
+
+__all__ = ["check_invariants", "check_environments"]
+
+
+def _fail(row, msg: str):
+    raise AssertionError(f"row {int(row)}: {msg}")
+
+
+def _first(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad.reshape(bad.shape[0], -1).any(axis=1))[0])
+
+
+def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
+    """Check the invariants of a batched core state (spit_env.core.CoreState), optionally with the
+    StepOutput of the step that produced it and the mask / actions that step was given.
+
+    Checked, per row:
+      * the 52 cards are all there, each exactly once (stocks within their heights, spit cards,
+        centre piles); counts within bounds; only a stock top may be face up; cached tops agree;
+      * the legal mask (B, 2, 23) is non-empty with WAIT always legal; a busy seat (move in flight)
+        and a finished game allow only WAIT; SLAP only in the slap phase; PLAY/FILL/FLIP only in
+        the play phase;
+      * terminated and truncated are never both set; phase "over" <=> terminated or truncated;
+        winner is -1 unless terminated;
+      * with ``out``: rewards are zero-sum and in {-1, 0, 1}, out.terminated / out.truncated are
+        never both set and only on rows now over;
+      * with ``prev_mask`` and ``actions`` (the step's input): an action legal in ``prev_mask``
+        is never flagged in ``out.illegal``.
+
+    Raises:
+        AssertionError: naming the first row that breaks an invariant.
+    """
+    st = state
+    B = st.batch_size
+    # --- cards conserved (D2, D3) ------------------------------------------------------------
+    h = st.height.astype(np.int64)
+    if (h < 0).any() or (h > rules.MAX_STOCK_HEIGHT).any():
+        _fail(_first((h < 0) | (h > rules.MAX_STOCK_HEIGHT)), f"stock height out of 0..5: {h[_first((h < 0) | (h > 5))].tolist()}")
+    level = np.arange(rules.MAX_STOCK_HEIGHT)
+    in_stock = level[None, None, None, :] < h[..., None]
+    if ((st.stock >= 0) != in_stock).any():
+        _fail(_first((st.stock >= 0) != in_stock), "stock cards do not match the place heights")
+    held = np.concatenate([st.stock.reshape(B, -1), st.spit.reshape(B, -1), st.centre.reshape(B, -1)],
+                          axis=1).astype(np.int64) + 1  # 0: no card
+    width = rules.N_CARDS + 1
+    counts = np.bincount((held + width * np.arange(B)[:, None]).reshape(-1),
+                         minlength=B * width).reshape(B, width)
+    bad = (counts[:, 1:] != 1).any(axis=1)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        missing = np.flatnonzero(counts[r, 1:] == 0).tolist()
+        twice = np.flatnonzero(counts[r, 1:] > 1).tolist()
+        _fail(r, f"52 cards not conserved: missing {missing}, more than once {twice}")
+    for name, arr, n in (("spit", st.spit, st.spit_n), ("centre", st.centre, st.centre_n)):
+        filled = (arr >= 0).sum(axis=2)
+        if (filled != n).any():
+            _fail(_first(filled != n), f"{name} count disagrees with its cards")
+        inside = np.arange(rules.N_CARDS)[None, None, :] < n[..., None].astype(np.int64)
+        if ((arr >= 0) != inside).any():
+            _fail(_first((arr >= 0) != inside), f"{name} cards are not packed from index 0")
+    top = np.take_along_axis(st.stock, np.maximum(h - 1, 0)[..., None], axis=3)[..., 0]
+    top = np.where(h > 0, top, -1)
+    if (top != st.top).any():
+        _fail(_first(top != st.top), "cached stock tops disagree with the stocks")
+    if (st.face_up & (h == 0)).any():
+        _fail(_first(st.face_up & (h == 0)), "an empty stock place is marked face up")
+    ctop = np.take_along_axis(st.centre, np.maximum(st.centre_n.astype(np.int64) - 1, 0)[..., None], axis=2)[..., 0]
+    ctop = np.where(st.centre_n > 0, ctop, -1)
+    if (ctop != st.centre_top).any():
+        _fail(_first(ctop != st.centre_top), "cached centre tops disagree with the centre piles")
+
+    # --- flags and phase ---------------------------------------------------------------------
+    both = st.terminated & st.truncated
+    if both.any():
+        _fail(_first(both), "terminated and truncated both set")
+    over = st.phase == rules.PHASE_OVER
+    ended = st.terminated | st.truncated
+    if (over != ended).any():
+        _fail(_first(over != ended), f"phase over ({over[_first(over != ended)]}) but terminated|truncated "
+              f"= {ended[_first(over != ended)]}")
+    if ((st.winner >= 0) & ~st.terminated).any():
+        _fail(_first((st.winner >= 0) & ~st.terminated), "a winner without termination")
+
+    # --- the mask ----------------------------------------------------------------------------
+    mask = core.legal_action_mask(st)
+    if mask.shape != (B, rules.N_PLAYERS, rules.N_ACTIONS) or mask.dtype != np.bool_:
+        raise AssertionError(f"mask must be ({B}, 2, 23) bool, got {mask.shape} {mask.dtype}")
+    if not mask[:, :, rules.WAIT].all():
+        _fail(_first(~mask[:, :, rules.WAIT]), "WAIT is not legal for some seat")
+    only_wait = (~st.free) | over[:, None]
+    bad = only_wait & mask[:, :, 1:].any(axis=2)
+    if bad.any():
+        _fail(_first(bad), "a busy seat or a finished game has a move other than WAIT")
+    slap = mask[:, :, rules.SLAP_BASE:].any(axis=2) & (st.phase != rules.PHASE_SLAP)[:, None]
+    if slap.any():
+        _fail(_first(slap), "SLAP legal outside the slap phase")
+    table = mask[:, :, 1:rules.SLAP_BASE].any(axis=2) & (st.phase != rules.PHASE_PLAY)[:, None]
+    if table.any():
+        _fail(_first(table), "PLAY/FILL/FLIP legal outside the play phase")
+
+    # --- the step's output -------------------------------------------------------------------
+    if out is not None:
+        r = np.asarray(out.rewards)
+        if r.shape != (B, rules.N_PLAYERS):
+            raise AssertionError(f"rewards must be ({B}, 2), got {r.shape}")
+        if (np.abs(r.sum(axis=1)) > 1e-6).any():
+            _fail(_first(np.abs(r.sum(axis=1)) > 1e-6), f"rewards not zero-sum: {r[_first(np.abs(r.sum(axis=1)) > 1e-6)]}")
+        if (~np.isin(r, (-1.0, 0.0, 1.0))).any():
+            _fail(_first(~np.isin(r, (-1.0, 0.0, 1.0))), "rewards outside {-1, 0, 1}")
+        term, trunc = np.asarray(out.terminated), np.asarray(out.truncated)
+        if (term & trunc).any():
+            _fail(_first(term & trunc), "out.terminated and out.truncated both set")
+        if ((term | trunc) & ~over).any():
+            _fail(_first((term | trunc) & ~over), "the step reports a game end but the game is not over")
+        if ((r != 0).any(axis=1) & ~term).any():
+            _fail(_first((r != 0).any(axis=1) & ~term), "non-zero rewards without termination")
+        if prev_mask is not None and actions is not None:
+            a = np.asarray(actions).astype(np.intp)
+            was_legal = np.take_along_axis(np.asarray(prev_mask), a[:, :, None], axis=2)[:, :, 0]
+            bad = was_legal & np.asarray(out.illegal)
+            if bad.any():
+                _fail(_first(bad), "a legal action was flagged illegal")
+
+
+# --- the adapters' checks (one public entry point for users' CI) --------------------------------
+# PettingZoo's api_test warns about any Dict observation (space) unless the environment's name is
+# on its hard-coded list of PettingZoo's own classic games: those two messages are not faults.
+_PETTINGZOO_NAME_LIST_WARNINGS = (
+    "Observation is not a NumPy array",
+    "Observation space for each agent probably should be gymnasium.spaces.box or gymnasium.spaces.discrete",
+)
+
+
+def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, seed: int = 0,
+                       num_envs: int = 4, vec_steps: int = 300) -> None:
+    """Run every API checker of the ecosystem, plus this package's invariants, on one config.
+
+    For users' CI: check the configs and opponents you train with. Runs, with every warning
+    turned into an error (except the two PettingZoo api_test messages about Dict observations
+    that only its hard-coded list of classic game names avoids):
+
+    * PettingZoo ``parallel_api_test``, ``parallel_seed_test`` on ``parallel_env(config)`` and
+      ``api_test``, ``seed_test`` on ``env(config)``;
+    * Gymnasium's ``check_env`` and stable-baselines3's ``check_env`` on
+      ``SpitGymEnv(opponent, config)``;
+    * :func:`check_invariants` after every step of a random ParallelEnv game (plus zero-sum
+      rewards, one ending flag, agents leaving together) and of ``vec_steps`` steps of a
+      ``SpitVecEnv(num_envs, opponent, config)`` (learner free after every step, masks
+      matching the core, auto-reset observations inside the space).
+
+    Args:
+        config: a SpitConfig (None: defaults). Games must end within ``num_cycles`` epochs for
+            the PettingZoo tests to see an end; use a smaller ``max_game_ms`` to ensure it.
+        opponent: the Gymnasium / VecEnv opponent (Policy, name or profile); None: a uniform
+            random legal policy (needs no ``agents`` plug-in).
+        num_cycles: PettingZoo api tests' cycles. seed: the games' seed.
+        num_envs, vec_steps: size of the SpitVecEnv run.
+
+    Raises:
+        AssertionError (or a warning turned error) naming the first failed check; ValueError
+        for bad arguments; ImportError without stable-baselines3 (extra [train]).
+    """
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env as gym_check_env
+    from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    from .gym_env import SpitGymEnv
+    from .parallel_env import check_config, env, parallel_env
+    from .policy import uniform_legal
+    from .vec_env import SpitVecEnv
+
+    config = check_config(config)
+    opponent = uniform_legal if opponent is None else opponent
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parallel_api_test(parallel_env(config), num_cycles=num_cycles)
+        parallel_seed_test(lambda: parallel_env(config), num_cycles=min(num_cycles, 300))
+        with warnings.catch_warnings():
+            for message in _PETTINGZOO_NAME_LIST_WARNINGS:
+                warnings.filterwarnings("ignore", message=message)
+            api_test(env(config), num_cycles=num_cycles)
+            seed_test(lambda: env(config), num_cycles=min(num_cycles, 300))
+        gym_check_env(SpitGymEnv(opponent=opponent, config=config), skip_render_check=True)
+        sb3_check_env(SpitGymEnv(opponent=opponent, config=config), warn=True, skip_render_check=True)
+        _check_parallel_game(parallel_env(config), seed, num_cycles)
+        _check_vec_run(SpitVecEnv(num_envs, opponent=opponent, config=config, seed=seed), vec_steps)
+
+
+def _check_parallel_game(par, seed: int, max_steps: int) -> None:
+    rng = np.random.default_rng(seed)
+    obs, _ = par.reset(seed=seed)
+    check_invariants(par._state)
+    for _ in range(max_steps):
+        if not par.agents:
+            break
+        before = list(par.agents)
+        prev_mask = core.legal_action_mask(par._state)
+        actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in before}
+        obs, rewards, terms, truncs, infos = par.step(actions)
+        check_invariants(par._state)
+        joint = np.array([[actions["player_0"], actions["player_1"]]])
+        assert prev_mask[0, np.arange(2), joint[0]].all(), "a masked action was not legal"
+        for d in (obs, rewards, terms, truncs, infos):
+            assert set(d) == set(before), f"step results keyed by {sorted(d)}, not {before}"
+        assert sum(rewards.values()) == 0.0, f"rewards not zero-sum: {rewards}"
+        term, trunc = terms["player_0"], truncs["player_0"]
+        assert not (term and trunc), "terminated and truncated together"
+        assert set(terms.values()) == {term} and set(truncs.values()) == {trunc}, "agents ended apart"
+        assert par.agents == ([] if term or trunc else before)
+        for agent in before:
+            assert par.observation_space(agent).contains(obs[agent]), f"{agent}'s observation outside its space"
+
+
+def _check_vec_run(venv, steps: int) -> None:
+    rng = np.random.default_rng(0)
+    obs = venv.reset()
+    busy = rules.OBS["self_busy"].start
+    for _ in range(steps):
+        assert venv.observation_space.contains(obs[0]) and obs.shape == (venv.num_envs, rules.OBS_DIM)
+        assert (obs[:, busy] == 0.0).all(), "the learner is busy after a VecEnv step"
+        masks = venv.action_masks()
+        full = venv._duel.masks()[np.arange(venv.num_envs), venv._duel.seat]
+        assert (masks == full).all(), "action_masks() disagrees with the core"
+        u = np.where(masks, rng.random(masks.shape), -1.0)
+        obs, rewards, dones, infos = venv.step(u.argmax(axis=1))
+        for state in venv._duel.states:
+            check_invariants(state)
+        for i in np.flatnonzero(dones):
+            assert "terminal_observation" in infos[i]
+            assert venv.observation_space.contains(infos[i]["terminal_observation"])
