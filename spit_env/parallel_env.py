@@ -1,0 +1,367 @@
+"""PettingZoo environments: one game of Spit as a batch-1 view of the batched core (``core.py``).
+
+``parallel_env(config=None, render_mode=None)`` is the ParallelEnv, ``env(...)`` the AEC version.
+
+Agents "player_0" and "player_1" (seats 0 and 1). Both agents act at every step (a decision epoch
+of the time model, docs/RULES.md): a free agent picks any legal move, a busy agent's only legal
+action is WAIT (0) and whatever it sends is ignored (anything else is reported as ``illegal``).
+
+Spaces (the same objects on every call):
+
+* observation: ``Dict({"observation": Box(0, 1, (D,), float32), "action_mask": Box(0, 1, (23,),
+  int8)})`` as in PettingZoo's classic games. ``observation`` is egocentric, laid out by
+  ``rules.OBSERVATION`` (docs/ENVIRONMENTS.md has the table); ``action_mask`` the legal moves.
+* action: ``Discrete(23)``, the egocentric action ids of ``rules.py`` (WAIT 0, PLAY(s, c) 1 + 2s + c,
+  FILL(s) 11 + s, FLIP(s) 16 + s, SLAP(c) 21 + c).
+* ``state()``: the two seats' observations concatenated, (2 D,) float32 in [0, 1]
+  (``state_space``); it shows both moves in flight even with ``observe_opponent_move`` off.
+
+Rewards: +1 to the winner and -1 to the loser on the step a game is won (D14 / D15); 0 at every
+other step and for a draw or a truncation (D16). ``terminations`` is True on the step a game is
+decided, ``truncations`` on the step it hits a limit; never both. Both agents end together and
+then leave ``agents``; every dict a step returns is keyed by the agents alive before that step.
+``infos[agent] = {"events": [...]}``: the step's events (docs/RULES.md "Events"), the same public
+list for both agents.
+
+Auto-reset: none. After the game ends, call ``reset()``; ``step`` on a finished game raises.
+
+Seeding: game ``g`` of seed ``s`` is the core's game ``(s, g)``. ``reset(seed=s)`` plays game 0 of
+``s``; each later ``reset()`` without a seed plays the next game id of the same seed. A first
+``reset()`` without any seed draws a seed from the operating system (never from the global NumPy
+or Python generators). ``reset(options={"deal": [pack0, pack1]})`` deals the given packs (lists
+of card ids laid out by D3, together exactly the 52 cards); other option keys are ignored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+
+from . import core
+from .config import SpitConfig
+from .render import RENDER_MODES, render_text
+from .rules import N_ACTIONS, N_CARDS, OBS_DIM, check_action
+
+__all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "check_deal", "check_render_mode"]
+
+AGENTS = ("player_0", "player_1")
+
+
+def check_render_mode(render_mode) -> None:
+    """Raise ValueError naming ``render_mode`` and the allowed values unless it is allowed."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
+
+
+def check_config(config) -> SpitConfig:
+    """``config`` (None -> defaults) as a SpitConfig, or ValueError."""
+    if config is None:
+        return SpitConfig()
+    if not isinstance(config, SpitConfig):
+        raise ValueError(f"config must be a SpitConfig or None, got {type(config).__name__}")
+    return config
+
+
+def check_deal(deal) -> tuple[list[int], list[int]]:
+    """Validate ``options["deal"]``: two packs of card ids that together are exactly the 52 cards.
+
+    Returns:
+        (pack0, pack1) as lists of Python ints.
+
+    Raises:
+        ValueError: not two sequences of integer card ids 0-51, or not each card exactly once.
+    """
+    if isinstance(deal, (str, bytes)) or not hasattr(deal, "__len__") or len(deal) != 2:
+        raise ValueError(f"deal must be [pack0, pack1], two lists of card ids, got {deal!r}")
+    packs = []
+    for i, pack in enumerate(deal):
+        if isinstance(pack, (str, bytes)) or not hasattr(pack, "__iter__"):
+            raise ValueError(f"deal[{i}] must be a list of card ids 0-51, got {pack!r}")
+        cards = []
+        for card in pack:
+            if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
+                raise ValueError(f"deal[{i}] must hold integer card ids 0-51, got {card!r}")
+            if not 0 <= int(card) < N_CARDS:
+                raise ValueError(f"deal[{i}] holds {int(card)}, not a card id 0-51")
+            cards.append(int(card))
+        packs.append(cards)
+    together = sorted(packs[0] + packs[1])
+    if together != list(range(N_CARDS)):
+        missing = sorted(set(range(N_CARDS)) - set(together))
+        doubled = sorted({c for c in together if together.count(c) > 1})
+        raise ValueError(
+            f"deal packs must together hold each of the 52 cards exactly once; "
+            f"missing {missing}, repeated {doubled}"
+        )
+    return packs[0], packs[1]
+
+
+def os_seed() -> int:
+    """A fresh 63-bit seed from the operating system's entropy (not the global generators)."""
+    return int(np.random.SeedSequence().entropy % (1 << 63))
+
+
+def check_seed(seed) -> int:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+    return int(seed)
+
+
+class SpitParallelEnv(ParallelEnv):
+    """One game of Spit for two agents acting simultaneously (see the module docstring).
+
+    Args:
+        config: the rules and time model (default ``SpitConfig()``).
+        render_mode: None, "ansi" (``render()`` returns the table as text) or "human" (prints it).
+
+    Raises:
+        ValueError: a bad ``config`` or ``render_mode``.
+    """
+
+    metadata = {"name": "spit_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": True,
+                "render_fps": 2}
+
+    def __init__(self, config: SpitConfig | None = None, render_mode: str | None = None):
+        check_render_mode(render_mode)
+        self.config = check_config(config)
+        self.render_mode = render_mode
+        self.possible_agents = list(AGENTS)
+        self.agents: list[str] = []
+        self._obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32),
+                "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
+            }
+        )
+        self._act_space = spaces.Discrete(N_ACTIONS)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, self._obs_space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, self._act_space)
+        self.state_space = spaces.Box(0.0, 1.0, (2 * OBS_DIM,), np.float32)
+        self._state = None
+        self._seed: int | None = None
+        self._game_id = -1
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    @property
+    def seed_and_game(self) -> tuple[int, int]:
+        """(seed, game id) of the current game; ValueError before the first reset."""
+        self._need_state()
+        return self._seed, self._game_id
+
+    def reset(self, seed=None, options=None):
+        """Start a game: game 0 of ``seed`` if given, else the next game id (module docstring).
+
+        Returns:
+            (observations, infos) keyed by both agents; infos hold empty event lists.
+
+        Raises:
+            ValueError: a bad seed or ``options["deal"]``; nothing is changed then.
+        """
+        deal = None
+        if options is not None and "deal" in options:
+            deal = check_deal(options["deal"])
+        if seed is not None:
+            seed, game_id = check_seed(seed), 0
+        elif self._seed is None:
+            seed, game_id = os_seed(), 0
+        else:
+            seed, game_id = self._seed, self._game_id + 1
+        self._state = core.init(self.config, 1, seed, first_game=game_id, deals=[deal])
+        self._seed, self._game_id = seed, game_id
+        self.agents = list(self.possible_agents)
+        observations = self._observations(self.agents)
+        infos = {a: {"events": []} for a in self.agents}
+        if self.render_mode == "human":
+            self.render()
+        return observations, infos
+
+    def step(self, actions):
+        """Advance one decision epoch with one action per live agent.
+
+        Args:
+            actions: {agent: action id 0-22} for exactly the agents in ``self.agents``.
+
+        Returns:
+            (observations, rewards, terminations, truncations, infos), each keyed by the agents
+            alive before the step. Rewards are Python floats, flags Python bools.
+
+        Raises:
+            ValueError: the game is over or not started, missing or extra agents, an action that
+                is not an integer 0-22, or (with ``illegal_action="raise"``) an illegal action.
+        """
+        self._need_state()
+        if not self.agents:
+            raise ValueError("step() called on a finished game; call reset() first")
+        if not isinstance(actions, dict) or set(actions) != set(self.agents):
+            got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
+            raise ValueError(f"actions must be a dict with one action for each of {self.agents}, got {got}")
+        joint = np.zeros((1, 2), dtype=np.int64)
+        for seat, agent in enumerate(self.possible_agents):
+            try:
+                joint[0, seat] = check_action(_as_scalar(actions[agent]))
+            except ValueError as err:
+                raise ValueError(f"actions[{agent!r}]: {err}") from None
+        self._state, out = core.step(self._state, joint, events=True)
+        live = list(self.agents)
+        events = out.events.for_row(0)
+        term, trunc = bool(out.terminated[0]), bool(out.truncated[0])
+        observations = self._observations(live)
+        rewards = {a: float(out.rewards[0, i]) for i, a in enumerate(self.possible_agents) if a in live}
+        terminations = dict.fromkeys(live, term)
+        truncations = dict.fromkeys(live, trunc)
+        infos = {a: {"events": [dict(e) for e in events]} for a in live}
+        if term or trunc:
+            self.agents = []
+        if self.render_mode == "human":
+            self.render()
+        return observations, rewards, terminations, truncations, infos
+
+    def _observations(self, agents) -> dict:
+        obs = core.observe(self._state)[0]
+        mask = core.legal_action_mask(self._state)[0].astype(np.int8)
+        return {
+            a: {"observation": obs[i].copy(), "action_mask": mask[i].copy()}
+            for i, a in enumerate(self.possible_agents)
+            if a in agents
+        }
+
+    def _need_state(self):
+        if self._state is None:
+            raise ValueError("the environment has not been reset; call reset() first")
+
+    def action_masks(self) -> dict:
+        """{agent: (23,) bool legal mask} for both seats of the current game."""
+        self._need_state()
+        mask = core.legal_action_mask(self._state)[0]
+        return {a: mask[i].copy() for i, a in enumerate(self.possible_agents)}
+
+    def state(self) -> np.ndarray:
+        """The global state: both seats' observations concatenated, (2 D,) float32 in [0, 1]."""
+        self._need_state()
+        # Each seat's own move in flight is in its own half, so the state shows both moves even
+        # when the observations hide the opponent's (observe_opponent_move off).
+        obs = core.observe(self._state)[0]
+        return obs.reshape(-1).astype(np.float32, copy=True)
+
+    def snapshot(self) -> dict:
+        """The whole public table as a JSON-serialisable dict (format: docs/ENVIRONMENTS.md)."""
+        self._need_state()
+        return core.snapshot(self._state, 0)
+
+    def render(self):
+        """"ansi": the table as text; "human": print it (returns None); None: returns None."""
+        if self.render_mode is None or self._state is None:
+            return None
+        text = render_text(self.snapshot(), tuple(self.possible_agents))
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self):
+        pass
+
+
+def _as_scalar(action):
+    # SuperSuit and Gymnasium hand actions as 0-d arrays; check_action wants a scalar.
+    if isinstance(action, np.ndarray) and action.shape == ():
+        return action[()]
+    return action
+
+
+class SpitAECEnv(AECEnv):
+    """The AEC version of :class:`SpitParallelEnv`: player_0 then player_1 choose, and the
+    decision epoch runs when player_1 has chosen (the two moves are still simultaneous in game
+    time). Rewards, terminations, truncations and infos are those of the parallel step; at the
+    end both agents get their dead step (``step(None)``) and leave ``agents``.
+
+    Auto-reset: none, call ``reset()``. Same arguments and errors as :class:`SpitParallelEnv`.
+    """
+
+    metadata = {**SpitParallelEnv.metadata, "name": "spit_aec_v0"}
+
+    def __init__(self, config: SpitConfig | None = None, render_mode: str | None = None):
+        super().__init__()
+        self._par = SpitParallelEnv(config, render_mode)
+        self.config = self._par.config
+        self.render_mode = render_mode
+        self.possible_agents = list(AGENTS)
+        self.agents = []
+        self.state_space = self._par.state_space
+        self.observation_spaces = self._par.observation_spaces
+        self.action_spaces = self._par.action_spaces
+
+    def observation_space(self, agent):
+        return self._par.observation_space(agent)
+
+    def action_space(self, agent):
+        return self._par.action_space(agent)
+
+    def reset(self, seed=None, options=None):
+        self._observations, infos = self._par.reset(seed=seed, options=options)
+        self.agents = list(self._par.agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = infos
+        self._pending: dict = {}
+        self.agent_selection = self.agents[0]
+
+    def observe(self, agent):
+        return self._observations[agent]
+
+    def state(self):
+        return self._par.state()
+
+    def snapshot(self) -> dict:
+        """The whole public table as a JSON-serialisable dict (see :class:`SpitParallelEnv`)."""
+        return self._par.snapshot()
+
+    def step(self, action):
+        """Record the selected agent's action; after player_1's, run the decision epoch.
+
+        Raises:
+            ValueError: as :meth:`SpitParallelEnv.step`, or a non-None action for a done agent.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        check_action(_as_scalar(action))  # fail at once, not one call later
+        self._pending[agent] = action
+        if agent != self.agents[-1]:
+            self._clear_rewards()
+            self._cumulative_rewards[agent] = 0.0
+            self.agent_selection = self.agents[self.agents.index(agent) + 1]
+            return
+        actions, self._pending = self._pending, {}
+        obs, rewards, terms, truncs, infos = self._par.step(actions)
+        self._observations = obs
+        self.rewards = rewards
+        self.terminations, self.truncations, self.infos = terms, truncs, infos
+        self._cumulative_rewards = dict(rewards)
+        self.agent_selection = self.agents[0]
+        self._deads_step_first()
+
+    def render(self):
+        return self._par.render()
+
+    def close(self):
+        self._par.close()
+
+
+def parallel_env(config: SpitConfig | None = None, render_mode: str | None = None) -> SpitParallelEnv:
+    """A PettingZoo ParallelEnv of one Spit game (see :class:`SpitParallelEnv`)."""
+    return SpitParallelEnv(config, render_mode)
+
+
+def env(config: SpitConfig | None = None, render_mode: str | None = None) -> SpitAECEnv:
+    """A PettingZoo AEC env of one Spit game (see :class:`SpitAECEnv`)."""
+    return SpitAECEnv(config, render_mode)

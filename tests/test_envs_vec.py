@@ -1,0 +1,195 @@
+"""SpitVecEnv: SB3 VecEnv semantics over the batched core (auto-reset, game ids, masks after a
+reset, options), and a MaskablePPO smoke run through VecMonitor."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from envs_helpers import SHORT
+from sb3_contrib.common.maskable.utils import get_action_masks
+
+from spit_env import SpitConfig, SpitVecEnv, core, rules
+from spit_env.policy import uniform_legal
+
+BUSY = rules.OBS["self_busy"].start
+
+
+def _random_actions(masks, rng):
+    u = np.where(masks, rng.random(masks.shape), -1.0)
+    return u.argmax(axis=1)
+
+
+def _first_view(config, seed, game_id, seat):
+    state = core.init(config, 1, seed, first_game=game_id)
+    return core.observe(state)[0, seat], core.legal_action_mask(state)[0, seat]
+
+
+def test_rows_start_as_games_of_the_seed_and_auto_resets_take_the_next_ids():
+    config = SpitConfig(max_game_ms=10_000)
+    n = 3
+    venv = SpitVecEnv(n, opponent="greedy", config=config, seed=4, learner_seat=0)
+    obs = venv.reset()
+    for i in range(n):
+        np.testing.assert_array_equal(obs[i], _first_view(config, 4, i, 0)[0])
+    rng = np.random.default_rng(0)
+    next_id = n
+    restarts = 0
+    while restarts < 4:
+        obs, rewards, dones, infos = venv.step(_random_actions(venv.action_masks(), rng))
+        masks = get_action_masks(venv)
+        assert masks.shape == (n, rules.N_ACTIONS) and masks.dtype == bool
+        for i in np.flatnonzero(dones):  # row order within a step
+            expected_obs, expected_mask = _first_view(config, 4, next_id, 0)
+            np.testing.assert_array_equal(obs[i], expected_obs)
+            np.testing.assert_array_equal(masks[i], expected_mask)
+            assert infos[i]["terminal_observation"].shape == (rules.OBS_DIM,)
+            next_id += 1
+            restarts += 1
+
+
+def test_truncation_flag_only_on_truncation_and_terminal_observation_always():
+    venv = SpitVecEnv(4, opponent="greedy", config=SpitConfig(max_game_ms=3_000), seed=0)
+    venv.reset()
+    rng = np.random.default_rng(1)
+    ends = 0
+    for _ in range(200):
+        obs, rewards, dones, infos = venv.step(_random_actions(venv.action_masks(), rng))
+        for i, info in enumerate(infos):
+            if dones[i]:
+                ends += 1
+                assert "terminal_observation" in info
+                assert info.get("TimeLimit.truncated") is True  # 3 s games always hit the limit
+                assert rewards[i] == 0.0
+            else:
+                assert "TimeLimit.truncated" not in info and "terminal_observation" not in info
+    assert ends > 0
+    won = SpitVecEnv(4, opponent=uniform_legal, config=SpitConfig(max_game_ms=400_000), seed=0,
+                     episode="round")
+    won.reset()
+    saw_termination = False
+    for _ in range(2_000):
+        _, _, dones, infos = won.step(_random_actions(won.action_masks(), rng))
+        for i in np.flatnonzero(dones):
+            assert "TimeLimit.truncated" not in infos[i]
+            saw_termination = True
+        if saw_termination:
+            break
+    assert saw_termination
+
+
+def test_learner_is_free_in_every_row_after_every_step():
+    venv = SpitVecEnv(8, opponent="greedy", config=SHORT, seed=1)
+    obs = venv.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        assert (obs[:, BUSY] == 0.0).all()
+        masks = venv.action_masks()
+        assert masks[:, rules.WAIT].all()
+        obs, *_ = venv.step(_random_actions(masks, rng))
+        assert obs.dtype == np.float32 and obs.shape == (8, rules.OBS_DIM)
+        assert ((obs >= 0) & (obs <= 1)).all()
+
+
+def test_same_seed_same_run_and_seed_restarts_from_game_zero():
+    def run(venv, steps=150):
+        out = [venv.reset()]
+        rng = np.random.default_rng(3)
+        for _ in range(steps):
+            obs, rewards, dones, _ = venv.step(_random_actions(venv.action_masks(), rng))
+            out += [obs, rewards, dones]
+        return out
+
+    a = SpitVecEnv(4, opponent="greedy", config=SHORT, seed=9)
+    b = SpitVecEnv(4, opponent="greedy", config=SHORT, seed=9)
+    ra, rb = run(a), run(b)
+    for x, y in zip(ra, rb, strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert a.seed(9) == [9] * 4
+    for x, y in zip(run(a), ra, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_global_generators_are_never_used():
+    np.random.seed(5)  # noqa: NPY002 (the point: the global generator is untouched)
+    random.seed(5)
+    np_before, py_before = np.random.get_state()[1].copy(), random.getstate()  # noqa: NPY002 (the point: the global generator is untouched)
+    venv = SpitVecEnv(4, opponent="random", config=SHORT, seed=0)
+    venv.reset()
+    venv.seed()  # a seed from the operating system, not from the global generator
+    venv.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        venv.step(_random_actions(venv.action_masks(), rng))
+    np.testing.assert_array_equal(np.random.get_state()[1], np_before)  # noqa: NPY002 (the point: the global generator is untouched)
+    assert random.getstate() == py_before
+
+
+def test_set_opponent_swaps_the_policy_called_in_batch():
+    calls = []
+
+    def recording(obs, masks, rng):
+        calls.append((obs.shape, obs.dtype, masks.shape, masks.dtype))
+        return uniform_legal(obs, masks, rng)
+
+    venv = SpitVecEnv(6, opponent="greedy", config=SHORT, seed=0)
+    venv.reset()
+    venv.set_opponent(recording)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        venv.step(_random_actions(venv.action_masks(), rng))
+    assert calls
+    assert all(c[1] == np.dtype(np.float32) and c[3] == np.dtype(bool) and c[0][0] == c[2][0] <= 6 for c in calls)
+    assert len(calls) < 20 * 6, "one batched call per epoch, not one per row"
+
+
+def test_asymmetric_profile_with_random_seats_gives_each_row_its_seats_latency():
+    # The learner's seat moves between games, and the profile's 700 ms follows the opponent.
+    config = SpitConfig(latency=200)
+    venv = SpitVecEnv(16, opponent="greedy@700", config=config, seed=0, learner_seat="random")
+    venv.reset()
+    seats = venv.learner_seats
+    assert set(seats.tolist()) == {0, 1}
+    starts = [venv.snapshot(i)["clock_ms"] for i in range(16)]
+    venv.step(np.full(16, rules.WAIT))
+    checked = set()
+    for i in range(16):
+        snap = venv.snapshot(i)
+        move = snap["in_flight"][1 - seats[i]]
+        if move is not None and move["action"] != rules.WAIT:
+            assert move["lands_ms"] - starts[i] == 700
+            checked.add(int(seats[i]))
+    assert checked == {0, 1}
+
+
+def test_vec_plumbing_methods():
+    venv = SpitVecEnv(3, opponent="greedy", config=SHORT, render_mode="ansi")
+    venv.reset()
+    assert venv.get_attr("render_mode") == ["ansi"] * 3
+    assert venv.env_is_wrapped(object) == [False] * 3
+    assert len(venv.env_method("action_masks", indices=[0, 2])) == 2
+    assert isinstance(venv.env_method("snapshot", indices=1)[0], dict)
+    assert "[env 2]" in venv.render()
+    assert venv.has_attr("action_masks")
+    venv.set_attr("opponent", "random")
+    assert venv.opponent == "random"
+    with pytest.raises(ValueError, match="all envs"):
+        venv.set_attr("opponent", "greedy", indices=[0])
+    with pytest.raises(ValueError, match="actions"):
+        venv.step(np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match="num_envs"):
+        SpitVecEnv(0)
+    with pytest.raises(ValueError, match="render_mode"):
+        SpitVecEnv(2, render_mode="rgb_array")
+
+
+def test_maskable_ppo_learns_a_few_steps_through_vec_monitor():
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    venv = VecMonitor(SpitVecEnv(4, opponent="greedy", config=SpitConfig(max_game_ms=5_000), seed=0))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps >= 256
+    assert len(model.ep_info_buffer) > 0  # VecMonitor saw whole episodes (auto-reset works)
