@@ -80,4 +80,4 @@ def shuffled(key: int, purpose: int, a: int, cards) -> list[int]:
     if not cards:
         return []
     keys = draw(np.uint64(key), purpose, a, np.asarray(cards, dtype=np.int64))
-    return [c for _, c in sorted(zip(keys.tolist(), cards))]
+    return [c for _, c in sorted(zip(keys.tolist(), cards, strict=True))]
