@@ -1,0 +1,33 @@
+"""Heuristic bots for spit-env, registered with :func:`spit_env.policy.register_policy` on import.
+
+``agents.make(name, **kwargs)`` builds one by name or profile ("greedy", "racer@expert"); it is
+:func:`spit_env.policy.make_policy`. The strategies are documented in :mod:`agents.heuristics`.
+
+=========  ==================================================================================
+name       strategy
+=========  ==================================================================================
+random     uniformly random legal move, WAIT included
+greedy     any legal play at once, else flip, else fill; slap the smaller pile
+chain      greedy, preferring plays that uncover face-down cards and keep a chain of plays going
+racer      chain, plus denial of the opponent's follow-ups, race-aware use of its move in flight
+ppo        a trained MaskablePPO model (``agents.ppo``; ``agents.make("ppo", path=...)``)
+=========  ==================================================================================
+"""
+
+from __future__ import annotations
+
+from spit_env.policy import make_policy, register_policy, registered_policies
+
+from . import ppo  # noqa: F401  (registers "ppo"; torch is imported only when a model loads)
+from .heuristics import ChainBot, GreedyBot, RacerBot, RandomBot, read_table
+
+__all__ = ["make", "BOTS", "RandomBot", "GreedyBot", "ChainBot", "RacerBot", "read_table",
+           "registered_policies"]
+
+#: The heuristic bots by registered name, weakest first.
+BOTS = {"random": RandomBot, "greedy": GreedyBot, "chain": ChainBot, "racer": RacerBot}
+
+for _name, _factory in BOTS.items():
+    register_policy(_name, _factory)
+
+make = make_policy

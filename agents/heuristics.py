@@ -1,0 +1,414 @@
+"""Heuristic Spit bots, batched: each maps ``(observations (B, D) float32, action_masks (B, A) bool,
+rng)`` to ``(B,) int64`` legal action ids, with array operations only (no per-game Python loop).
+
+Every bot reads only the observation (layout ``spit_env.rules.OBS``) and the mask, so it plays
+either seat of any adapter. Pile indices are egocentric (0 = own centre pile, 1 = opponent's);
+the opponent's move in flight is shown in the opponent's own egocentric ids, so its pile ``c``
+is our pile ``1 - c``.
+
+The bots, weakest first (measured by ``experiments.tournament``):
+
+* :class:`RandomBot` (``"random"``): uniformly random among all legal moves, WAIT included. In
+  the play phase WAIT is always legal, so it idles often; it is the floor, not a model of a person.
+* :class:`GreedyBot` (``"greedy"``): never idles when it can act. Priority: a random legal PLAY;
+  else a random FLIP (auto_flip off, D5); else a random FILL (D6); in the slap phase (D11) it slaps
+  the smaller centre pile (own pile on a tie), since the pile taken joins the slapper's next pack.
+* :class:`ChainBot` (``"chain"``): like greedy but scores its plays: a play that uncovers a
+  face-down card is worth more (it opens a new card), and so is one whose card leaves its other
+  face-up tops playable on the new pile tops (keeps a chain of plays going). Fills come from the
+  tallest place (most hidden cards to dig out).
+* :class:`RacerBot` (``"racer"``): the chain score, plus it reads the opponent. Two cards that
+  fit the same centre top never fit each other, so two plays onto one pile are a race: the
+  first to land stays, the other bounces (D7) and its player has lost a whole move. From the
+  opponent's move in flight (``opp_move_in_flight``, ``opp_time_to_land``) it knows which card
+  lands on which pile and when; with its own latency model it weighs the chance that its own
+  card there bounces (it lands second) against the chance that it bounces the opponent's card
+  (it lands first), and does the same, more softly, for the opponent's next decision. It also
+  penalises plays that leave the opponent's face-up tops cards to follow (denial). When every
+  play is a likely bounce and there is nothing else to do, it WAITs (``wait_ms``, 100 ms by
+  default) and decides again once the opponent's card has landed, instead of wasting a move.
+  It slaps the smaller pile at once: both players are freed when the slap phase starts, so
+  there is no opponent slap in flight to time against, and waiting only hands the race over.
+
+All bots are deterministic given the generator (ties among equally good moves are broken with
+``rng``) and use no state between calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spit_env import rules
+from spit_env.latency import Latency
+from spit_env.rules import (
+    ACTION_KIND,
+    ACTION_PILE,
+    ACTION_STOCK,
+    FILL_BASE,
+    FLIP_BASE,
+    KIND_PLAY,
+    N_ACTIONS,
+    N_RANKS,
+    N_STOCKS,
+    OBS,
+    OBS_DIM,
+    PLAY_BASE,
+    SLAP_BASE,
+    WAIT,
+)
+
+__all__ = ["RandomBot", "GreedyBot", "ChainBot", "RacerBot", "TableView", "read_table"]
+
+#: action ids of PLAY(s, c) as an (S, 2) table
+_PLAY_IDS = PLAY_BASE + 2 * np.arange(N_STOCKS)[:, None] + np.arange(2)[None, :]
+_FILL_IDS = FILL_BASE + np.arange(N_STOCKS)
+_FLIP_IDS = FLIP_BASE + np.arange(N_STOCKS)
+_PLAY_COLS = _PLAY_IDS.reshape(-1)  # PLAY ids in (s, c) order, s major
+_HORIZON_MS = rules.TIME_SCALE_MS  # times to landing are observed up to 1 s
+_QUANTILE_STEP = 64  # the opponent's latency model, by every 64th of its 65,536 quantiles
+
+
+def _check_inputs(observations, action_masks) -> tuple[np.ndarray, np.ndarray]:
+    obs = np.asarray(observations, dtype=np.float32)
+    masks = np.asarray(action_masks)
+    if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
+        raise ValueError(f"observations must have shape (B, {OBS_DIM}), got {obs.shape}")
+    if masks.shape != (obs.shape[0], N_ACTIONS) or masks.dtype != bool:
+        raise ValueError(
+            f"action_masks must be a ({obs.shape[0]}, {N_ACTIONS}) bool array, got shape "
+            f"{masks.shape} dtype {masks.dtype}"
+        )
+    return obs, masks
+
+
+def _ranks(onehot: np.ndarray) -> np.ndarray:
+    """(..., 13) one-hot ranks -> (...,) int64 rank 1-13, 0 where all zero."""
+    return np.where(onehot.any(axis=-1), onehot.argmax(axis=-1) + 1, 0)
+
+
+@dataclass
+class TableView:
+    """The parts of a batch of observations the bots use, decoded (all (B, ...) arrays).
+
+    Attributes:
+        phase: (B,) int64 rules.PHASE_*.
+        my_rank / opp_rank: (B, S) int64 rank 1-13 of each face-up stock top, 0 if none.
+        my_height / opp_height: (B, S) int64 cards in each stock place.
+        centre_rank: (B, 2) int64 rank of each egocentric centre pile's top, 0 if empty.
+        centre_size: (B, 2) int64 cards in each egocentric centre pile.
+        opp_busy: (B,) bool; opp_time_ms: (B,) float64 ms until its move lands (clipped at
+            1000 ms by the observation); opp_action: (B,) int64 its move in flight in its own
+            egocentric ids, -1 if none or not shown.
+    """
+
+    phase: np.ndarray
+    my_rank: np.ndarray
+    opp_rank: np.ndarray
+    my_height: np.ndarray
+    opp_height: np.ndarray
+    centre_rank: np.ndarray
+    centre_size: np.ndarray
+    opp_busy: np.ndarray
+    opp_time_ms: np.ndarray
+    opp_action: np.ndarray
+
+
+def read_table(observations: np.ndarray) -> TableView:
+    """Decode a (B, D) float32 observation batch (layout rules.OBS) into a :class:`TableView`."""
+    obs = np.asarray(observations, dtype=np.float32)
+    b = obs.shape[0]
+
+    def f(name):
+        return obs[:, OBS[name].slice]
+
+    move = f("opp_move_in_flight")
+    return TableView(
+        phase=f("phase").argmax(axis=1),
+        my_rank=_ranks(f("self_stock_top_rank").reshape(b, N_STOCKS, N_RANKS)),
+        opp_rank=_ranks(f("opp_stock_top_rank").reshape(b, N_STOCKS, N_RANKS)),
+        my_height=np.rint(f("self_stock_height") * rules.MAX_STOCK_HEIGHT).astype(np.int64),
+        opp_height=np.rint(f("opp_stock_height") * rules.MAX_STOCK_HEIGHT).astype(np.int64),
+        centre_rank=_ranks(f("centre_top_rank").reshape(b, 2, N_RANKS)),
+        centre_size=np.rint(f("centre_size") * rules.N_CARDS).astype(np.int64),
+        opp_busy=f("opp_busy")[:, 0] > 0.5,
+        opp_time_ms=f("opp_time_to_land")[:, 0].astype(np.float64) * rules.TIME_SCALE_MS,
+        opp_action=np.where(move.any(axis=1), move.argmax(axis=1), -1),
+    )
+
+
+def _pick(scores: np.ndarray, allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row, the column of the highest score among ``allowed`` ones, ties broken uniformly at
+    random with ``rng``; -1 for a row with nothing allowed. scores, allowed: (B, K)."""
+    # A jitter far below any meaningful score gap breaks exact ties uniformly.
+    jitter = rng.random(allowed.shape) * 1e-6
+    s = np.where(allowed, scores + jitter, -np.inf)
+    out = s.argmax(axis=1)
+    return np.where(allowed.any(axis=1), out, -1)
+
+
+def _slap_smaller(view: TableView) -> np.ndarray:
+    """(B,) SLAP action id aiming at the smaller centre pile (own pile on equal sizes), D11."""
+    return SLAP_BASE + (view.centre_size[:, 1] < view.centre_size[:, 0]).astype(np.int64)
+
+
+class RandomBot:
+    """``"random"``: a uniformly random legal move per row, WAIT included (it is always legal).
+
+    Deterministic given ``rng``: one ``rng.random((B, A))`` draw per call.
+    """
+
+    def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
+        _, masks = _check_inputs(observations, action_masks)
+        u = rng.random(masks.shape)
+        return np.argmax(np.where(masks, u, -1.0), axis=1).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return "RandomBot()"
+
+
+class GreedyBot:
+    """``"greedy"``: act at once whenever anything but WAIT is legal.
+
+    Priority per row: a uniformly random legal PLAY; else a random FLIP (D5, auto_flip off); else a
+    random FILL (D6); in the slap phase (D11) SLAP the smaller centre pile (own on a tie); else WAIT.
+    """
+
+    def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
+        obs, masks = _check_inputs(observations, action_masks)
+        view = read_table(obs)
+        b = masks.shape[0]
+        u = rng.random((b, N_ACTIONS))
+        # class priority as a big offset, a uniform draw inside the class
+        prio = np.zeros(N_ACTIONS)
+        prio[_PLAY_COLS] = 3.0
+        prio[_FLIP_IDS] = 2.0
+        prio[_FILL_IDS] = 1.0
+        scores = np.where(masks, prio[None, :] + u * 0.5, -1.0)
+        scores[:, WAIT] = np.where(masks[:, WAIT], 0.0, -1.0)
+        out = scores.argmax(axis=1)
+        slap = view.phase == rules.PHASE_SLAP
+        slap_ok = masks[np.arange(b), _slap_smaller(view)]
+        out = np.where(slap & slap_ok, _slap_smaller(view), out)
+        return out.astype(np.int64)
+
+    def __repr__(self) -> str:
+        return "GreedyBot()"
+
+
+class ChainBot:
+    """``"chain"``: greedy's priorities, with plays and fills scored.
+
+    A PLAY(s, c) of rank r scores ``reveal_weight`` if it uncovers a face-down card (place s
+    holds 2+ cards) plus ``chain_weight`` per other face-up top of ours that is adjacent (D1) to a
+    centre top after the play (the new top r on pile c, the unchanged other pile). A FILL scores
+    the number of cards under the moved card (dig into the tallest place first).
+
+    Args:
+        reveal_weight, chain_weight: the score weights (>= 0).
+        wrap_ranks: the adjacency rule the bot assumes for its look-ahead (D1; the mask itself
+            always follows the game's config).
+
+    Raises:
+        ValueError: a negative weight.
+    """
+
+    def __init__(self, reveal_weight: float = 4.0, chain_weight: float = 1.0, wrap_ranks: bool = True):
+        for name, value in (("reveal_weight", reveal_weight), ("chain_weight", chain_weight)):
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        self.reveal_weight = float(reveal_weight)
+        self.chain_weight = float(chain_weight)
+        self.wrap_ranks = bool(wrap_ranks)
+        self.adjacent = rules.ADJACENT[self.wrap_ranks]
+
+    # --- shared pieces --------------------------------------------------------------------------
+    def _after_play(self, view: TableView) -> np.ndarray:
+        """(B, S, 2, 2) int64: ``[b, s, c, p]`` is the rank on top of pile p after PLAY(s, c)."""
+        b = view.my_rank.shape[0]
+        new_top = np.broadcast_to(view.centre_rank[:, None, None, :], (b, N_STOCKS, 2, 2)).copy()
+        card = np.broadcast_to(view.my_rank[:, :, None], (b, N_STOCKS, 2))
+        for c in range(2):
+            new_top[:, :, c, c] = card[:, :, c]
+        return new_top
+
+    def _follow_count(self, ranks: np.ndarray, new_top: np.ndarray, exclude_self: bool) -> np.ndarray:
+        """(B, S, 2): how many of ``ranks`` (B, S) fit some pile of ``new_top`` (B, S, 2, 2),
+        leaving out place s itself when ``exclude_self`` (the card just played)."""
+        # fits[b, s, c, j]: card j fits pile 0 or 1 after play (s, c)
+        fits = np.zeros(new_top.shape[:3] + (N_STOCKS,), dtype=bool)
+        for p in range(2):
+            fits |= self.adjacent[ranks[:, None, None, :], new_top[:, :, :, p, None]]
+        if exclude_self:
+            fits &= ~np.eye(N_STOCKS, dtype=bool)[None, :, None, :]
+        return fits.sum(axis=3)
+
+    def play_scores(self, view: TableView) -> np.ndarray:
+        """(B, S, 2) float64 score of each PLAY(s, c) (meaningful only where it is legal)."""
+        new_top = self._after_play(view)
+        follow = self._follow_count(view.my_rank, new_top, exclude_self=True)
+        reveal = (view.my_height >= 2)[:, :, None]
+        return self.reveal_weight * reveal + self.chain_weight * follow
+
+    def fill_scores(self, view: TableView) -> np.ndarray:
+        """(B, S) float64: cards left under the moved card (dig into the tallest place)."""
+        return (view.my_height - 1).astype(np.float64)
+
+    def _decide(self, view: TableView, masks: np.ndarray, play_scores: np.ndarray,
+                doomed: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+        b = masks.shape[0]
+        rows = np.arange(b)
+        play_ok = masks[:, _PLAY_COLS]
+        play_best = _pick(play_scores.reshape(b, -1), play_ok, rng)
+        fill_best = _pick(self.fill_scores(view), masks[:, _FILL_IDS], rng)
+        flip_best = _pick(np.zeros((b, N_STOCKS)), masks[:, _FLIP_IDS], rng)
+        out = np.full(b, WAIT, dtype=np.int64)
+        # lowest priority first, later writes win
+        out = np.where(fill_best >= 0, _FILL_IDS[np.maximum(fill_best, 0)], out)
+        out = np.where(flip_best >= 0, _FLIP_IDS[np.maximum(flip_best, 0)], out)
+        idle = (fill_best < 0) & (flip_best < 0)
+        # a play is taken unless there is nothing else to do and every legal play is doomed
+        # (racer): then WAIT, and decide again once the opponent's card has landed
+        take_play = play_best >= 0
+        if doomed is not None:
+            all_doomed = (~play_ok | doomed.reshape(b, -1)).all(axis=1)
+            take_play &= ~(idle & all_doomed)
+        out = np.where(take_play, _PLAY_COLS[np.maximum(play_best, 0)], out)
+        slap_id = _slap_smaller(view)
+        slap = (view.phase == rules.PHASE_SLAP) & masks[rows, slap_id]
+        return np.where(slap, slap_id, out).astype(np.int64)
+
+    def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
+        obs, masks = _check_inputs(observations, action_masks)
+        view = read_table(obs)
+        return self._decide(view, masks, self.play_scores(view), None, rng)
+
+    def __repr__(self) -> str:
+        return f"ChainBot(reveal_weight={self.reveal_weight}, chain_weight={self.chain_weight})"
+
+
+class RacerBot(ChainBot):
+    """``"racer"``: the chain score, plus reading the opponent (see the module docstring).
+
+    Two cards that fit the same centre top never fit each other, so two plays onto one pile are
+    a race: the first to land stays, the other bounces (D7) and its player lost a whole move. The
+    racer scores each PLAY(s, c) as :class:`ChainBot` does, plus:
+
+    * ``- deny_weight`` per opponent face-up top that fits a centre top after the play;
+    * the opponent's PLAY in flight, if it fits pile c now and lands in t ms: with our latency L
+      (our latency model, D7), we bounce with P(L > t) and it bounces with P(L < t):
+      ``- bounce_weight * P(L > t) + snipe_weight * P(L < t)``;
+    * the opponent's next decision, at t = its time to land (0 when it is free): with ``share``
+      the fraction of its current plays that go onto pile c, and L' its latency (the
+      ``opponent_latency`` model), we bounce with P(L > t + L') and it bounces with
+      P(t < L < t + L') (had our card landed before t, it would have seen it):
+      ``contest_weight * share * (- bounce_weight * P(bounce) + snipe_weight * P(snipe))``.
+
+    A play onto the pile of the opponent's PLAY in flight is *doomed* when P(L > t) >=
+    ``doom_p``; with no FILL or FLIP to do and every legal play doomed, the racer WAITs
+    (``wait_ms``) and decides again after the opponent's card has landed.
+
+    Args:
+        latency: the bot's belief about its own latency (a Latency, preset name or whole ms;
+            default "club", D7). The tournament sets it to the seat's latency (:meth:`with_latency`).
+        opponent_latency: its belief about the opponent's latency (default "club").
+        deny_weight, bounce_weight, snipe_weight, contest_weight: score weights (>= 0).
+        doom_p: the bounce probability above which a play is not worth making, in (0, 1].
+        reveal_weight, chain_weight, wrap_ranks: as :class:`ChainBot`.
+
+    Raises:
+        ValueError: a negative or non-finite weight or a bad latency.
+    """
+
+    def __init__(self, latency="club", opponent_latency="club", deny_weight: float = 0.5,
+                 bounce_weight: float = 4.0, snipe_weight: float = 4.0,
+                 contest_weight: float = 1.0, doom_p: float = 0.8,
+                 reveal_weight: float = 4.0, chain_weight: float = 1.0, wrap_ranks: bool = True):
+        super().__init__(reveal_weight, chain_weight, wrap_ranks)
+        for name, value in (("deny_weight", deny_weight), ("bounce_weight", bounce_weight),
+                            ("snipe_weight", snipe_weight), ("contest_weight", contest_weight)):
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not 0 < doom_p <= 1:
+            raise ValueError(f"doom_p must be in (0, 1], got {doom_p!r}")
+        self.latency = Latency.parse(latency)
+        self.opponent_latency = Latency.parse(opponent_latency)
+        self.deny_weight = float(deny_weight)
+        self.bounce_weight = float(bounce_weight)
+        self.snipe_weight = float(snipe_weight)
+        self.contest_weight = float(contest_weight)
+        self.doom_p = float(doom_p)
+        # P(L > t) and P(L > t + L') for whole ms t = 0 .. 1000 (the observation clips there)
+        mine = np.sort(self.latency.table)
+        t = np.arange(_HORIZON_MS + 1)
+        self._late = 1.0 - np.searchsorted(mine, t, side="right") / mine.size
+        theirs = np.sort(self.opponent_latency.table)[_QUANTILE_STEP // 2::_QUANTILE_STEP]
+        after = t[:, None] + theirs[None, :]
+        self._late_after_opp = (1.0 - np.searchsorted(mine, after, side="right") / mine.size).mean(axis=1)
+
+    def _params(self) -> dict:
+        return dict(deny_weight=self.deny_weight, bounce_weight=self.bounce_weight,
+                    snipe_weight=self.snipe_weight, contest_weight=self.contest_weight,
+                    doom_p=self.doom_p, reveal_weight=self.reveal_weight,
+                    chain_weight=self.chain_weight, wrap_ranks=self.wrap_ranks)
+
+    def with_latency(self, latency) -> RacerBot:
+        """A copy of this bot believing its own latency is ``latency`` (a Latency, preset name
+        or whole ms). The tournament calls it with the seat's latency of the games it plays."""
+        return RacerBot(latency, self.opponent_latency, **self._params())
+
+    def p_late(self, time_ms: np.ndarray) -> np.ndarray:
+        """(B,) probability that our next move lands after ``time_ms`` (B,) ms from now."""
+        return self._late[np.clip(np.rint(time_ms), 0, _HORIZON_MS).astype(np.int64)]
+
+    def p_late_after_opponent(self, time_ms: np.ndarray) -> np.ndarray:
+        """(B,) probability that our next move lands after a move the opponent decides in
+        ``time_ms`` (B,) ms."""
+        return self._late_after_opp[np.clip(np.rint(time_ms), 0, _HORIZON_MS).astype(np.int64)]
+
+    def play_scores(self, view: TableView) -> np.ndarray:
+        return self.scores_and_doomed(view)[0]
+
+    def scores_and_doomed(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        """(B, S, 2) float64 score of each PLAY(s, c) and (B, S, 2) bool whether it is doomed."""
+        b = view.my_rank.shape[0]
+        rows = np.arange(b)
+        scores = super().play_scores(view)
+        new_top = self._after_play(view)
+        scores = scores - self.deny_weight * self._follow_count(view.opp_rank, new_top, False)
+
+        # the opponent's PLAY in flight: which of our piles, which card, does it fit now
+        a = np.maximum(view.opp_action, 0)
+        in_play = (view.opp_action >= 0) & (ACTION_KIND[a] == KIND_PLAY)
+        opp_place = np.maximum(ACTION_STOCK[a], 0).astype(np.int64)
+        target = 1 - np.maximum(ACTION_PILE[a], 0).astype(np.int64)
+        opp_card = view.opp_rank[rows, opp_place]
+        threat = in_play & self.adjacent[opp_card, view.centre_rank[rows, target]]
+        t = np.where(view.opp_busy, view.opp_time_ms, 0.0)
+        late = self.p_late(t)
+        race = np.where(threat, -self.bounce_weight * late + self.snipe_weight * (1 - late), 0.0)
+        on_target = np.arange(2)[None, :] == target[:, None]  # (B, 2)
+        pile_term = race[:, None] * on_target
+        doomed = ((threat & (late >= self.doom_p))[:, None] & on_target)[:, None, :]
+
+        # the opponent's next decision (now if free, when its move lands if busy)
+        fits = self.adjacent[view.opp_rank[:, :, None], view.centre_rank[:, None, :]]  # (B, S, 2)
+        n_plays = fits.sum(axis=1)
+        share = n_plays / np.maximum(n_plays.sum(axis=1, keepdims=True), 1)
+        lose = self.p_late_after_opponent(t)
+        win = np.maximum(late - lose, 0.0)
+        contest = -self.bounce_weight * lose + self.snipe_weight * win
+        pile_term = pile_term + self.contest_weight * share * contest[:, None]
+        return scores + pile_term[:, None, :], np.broadcast_to(doomed, (b, N_STOCKS, 2))
+
+    def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
+        obs, masks = _check_inputs(observations, action_masks)
+        view = read_table(obs)
+        scores, doomed = self.scores_and_doomed(view)
+        return self._decide(view, masks, scores, doomed, rng)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v}" for k, v in self._params().items())
+        return (f"RacerBot(latency={self.latency.label!r}, "
+                f"opponent_latency={self.opponent_latency.label!r}, {params})")

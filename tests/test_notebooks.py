@@ -1,0 +1,42 @@
+"""The heuristics notebook runs top to bottom at a small size (nbclient, the current
+interpreter's kernel) and saves its figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "heuristics_benchmark.ipynb"
+
+
+def test_heuristics_notebook_runs_and_saves_its_figures(tmp_path, monkeypatch):
+    out = tmp_path / "figures"
+    monkeypatch.setenv("SPIT_NB_GAMES", "3")
+    monkeypatch.setenv("SPIT_NB_LATENCY_GAMES", "2")
+    monkeypatch.setenv("SPIT_NB_LATENCY_GRID", "400,600")
+    monkeypatch.setenv("SPIT_NB_OUT", str(out))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    # "python3" is the kernel of the running interpreter: jupyter_client starts it with
+    # sys.executable when ipykernel is importable here
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client.execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
+    for name in ("winrate_matrix.png", "ratings.png", "latency_curve.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG", name
+    result = json.loads((out / "tournament.json").read_text())
+    assert result["deals"] == 3 and len(result["pairings"]) == 6
+    curve = json.loads((out / "latency_curve.json").read_text())
+    assert [p["mean_ms"] for p in curve["points"]] == [400, 600]
+    # the notebook showed its plots inline
+    images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
+                 for o in c.get("outputs", []))
+    assert images >= 3
