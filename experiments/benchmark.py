@@ -168,14 +168,15 @@ def bench_parallel_env(config: SpitConfig, steps: int, seed: int = 0) -> tuple[f
     return n / wall, n / cpu
 
 
-def bench_vec_env(config: SpitConfig, batch: int, steps: int, seed: int = 0) -> tuple[float, float]:
-    """(wall, CPU) learner decisions/s of ``SpitVecEnv(batch, opponent="greedy")`` with a random
+def bench_vec_env(config: SpitConfig, batch: int, steps: int, seed: int = 0,
+                  opponent: str = "greedy") -> tuple[float, float]:
+    """(wall, CPU) learner decisions/s of ``SpitVecEnv(batch, opponent=opponent)`` with a random
     legal learner: ``action_masks()``, the choice and ``step`` (which runs the core on while the
-    learner is busy, with the greedy bot deciding in batch, and auto-resets)."""
+    learner is busy, with the opponent bot deciding in batch, and auto-resets)."""
     from spit_env.vec_env import SpitVecEnv
 
     rng = np.random.default_rng(seed)
-    venv = SpitVecEnv(batch, opponent="greedy", config=config, seed=seed)
+    venv = SpitVecEnv(batch, opponent=opponent, config=config, seed=seed)
     venv.reset()
 
     def loop(n: int) -> int:
@@ -197,11 +198,13 @@ def _adapter_rows(args: argparse.Namespace) -> list[dict]:
     rows.append({"name": "ParallelEnv loop", "steps_per_s": wall, "cpu_steps_per_s": cpu,
                  "unit": "game-steps/s", "core_steps_per_s": core1[0],
                  "ratio_to_core": wall / core1[0], "ratio_to": "core B=1"})
-    for b in (1, 64):
-        steps = (600 if b == 1 else 150) // scale
+    # the PPO training sizes (num_envs 64-512), greedy and the strongest bot as opponents
+    for b, opponent in ((1, "greedy"), (64, "greedy"), (256, "greedy"), (512, "greedy"), (256, "racer")):
+        steps = max(10, {1: 600, 64: 150, 256: 60, 512: 40}[b] // scale)
         core_b = _median_rate(lambda b=b, steps=steps: bench_core(config, b, 4 * steps), args.repeats)
-        wall, cpu = _median_rate(lambda b=b, steps=steps: bench_vec_env(config, b, steps), args.repeats)
-        rows.append({"name": f"SpitVecEnv B={b} greedy", "steps_per_s": wall, "cpu_steps_per_s": cpu,
+        wall, cpu = _median_rate(lambda b=b, steps=steps, o=opponent: bench_vec_env(config, b, steps, opponent=o),
+                                 args.repeats)
+        rows.append({"name": f"SpitVecEnv B={b} {opponent}", "steps_per_s": wall, "cpu_steps_per_s": cpu,
                      "unit": "learner decisions/s (each runs several core game-steps)",
                      "core_steps_per_s": core_b[0], "ratio_to_core": wall / core_b[0],
                      "ratio_to": f"core B={b} game-steps/s"})

@@ -9,8 +9,8 @@ Functions (all take and return a :class:`CoreState`; ``step`` updates it in plac
     state = init(config, batch_size, seed=0, *, first_game=0, deals=None)
     state = reset(state, rows, game_ids, deals=None)
     state, out = step(state, actions, *, rows=None, events=False)
-    legal_action_mask(state) -> (B, 2, 23) bool
-    observe(state)           -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
+    legal_action_mask(state, rows=None, seat=None) -> (B, 2, 23) bool (or a part of it)
+    observe(state, rows=None, seat=None) -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
     snapshot(state, row)     -> dict (the snapshot format of the reference game)
 
 Dimension letters (rules.py): B games, P players (2), S stock places (5), H stock height (5),
@@ -747,23 +747,86 @@ def _table_bits(st: CoreState, R=None) -> np.ndarray:
 def _mask_bits(st: CoreState) -> np.ndarray:
     """(B, P) uint32: the legal-move bits (bit a = action a legal), cached until the next change."""
     if st._bits is None:
-        tbits = st._tbits if st._tbits is not None else _table_bits(st)
+        if st._tbits is None:
+            st._tbits = _table_bits(st)
+        tbits = st._tbits
         gate = (st.fl_action < 0) + 2 * st.phase[:, None]
         st._bits = (tbits & _GATE_AND.take(gate)) | _GATE_OR.take(gate)
     return st._bits
 
 
-def legal_action_mask(state: CoreState) -> np.ndarray:
+def legal_action_mask(state: CoreState, rows=None, seat=None) -> np.ndarray:
     """(B, P, A) bool, a new array: the legal moves of each seat (docs/RULES.md, the action-mask
     table).
 
     WAIT is always legal; a busy seat (move in flight, D7) and a finished game allow only WAIT;
     PLAY (D1, D4), FILL (D6), FLIP (D5, auto_flip off) in the play phase; SLAP (D11) in the slap
     phase. Egocentric: pile c = 0 is the seat's own centre pile.
+
+    ``rows`` / ``seat`` select part of it without building the rest (as :func:`observe`):
+    rows (B,) bool or (R,) int row indices -> (R, P, A); with seat (an int 0/1 or (R,) int, one
+    seat per selected row) -> (R, A), equal to ``legal_action_mask(state)[rows_idx, seat]``.
+
+    Raises:
+        ValueError: bad ``rows`` or ``seat``.
     """
-    bits = _mask_bits(state).astype("<u4", copy=False)
-    u8 = bits.view(np.uint8).reshape(state.batch_size, P, 4)
-    return np.unpackbits(u8, axis=2, count=A, bitorder="little").view(bool)
+    bits = _mask_bits(state)
+    if rows is None and seat is None:
+        shape = (state.batch_size, P)
+    else:
+        R, sp = _select(state, rows, seat)
+        bits = bits[R] if sp is None else bits[R, sp]
+        shape = bits.shape
+    u8 = bits.astype("<u4", copy=False).view(np.uint8).reshape(shape + (4,))
+    return np.unpackbits(u8, axis=-1, count=A, bitorder="little").view(bool)
+
+
+def _select(st: CoreState, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
+    """Validate the ``rows`` / ``seat`` arguments of :func:`observe` and :func:`legal_action_mask`:
+    (R,) intp row indices and None or (R,) intp seats."""
+    B = st.batch_size
+    if rows is None:
+        R = _arange(B)
+    else:
+        arr = np.asarray(rows)
+        if arr.dtype == np.bool_:
+            if arr.shape != (B,):
+                raise ValueError(f"rows must be a ({B},) bool array or integer row indices, got bool shape "
+                                 f"{arr.shape}")
+            R = arr.nonzero()[0]
+        elif arr.dtype.kind in "iu" and arr.ndim == 1:
+            if arr.size and (arr.min() < 0 or arr.max() >= B):
+                raise ValueError(f"rows must be row indices 0..{B - 1}, got values {arr.min()}..{arr.max()}")
+            R = arr.astype(np.intp, copy=False)
+        else:
+            raise ValueError(f"rows must be a ({B},) bool array or 1-D integer row indices, got shape "
+                             f"{arr.shape} dtype {arr.dtype}")
+    if seat is None:
+        return R, None
+    if isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)):
+        if not 0 <= seat < P:
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        return R, np.full(R.size, int(seat), np.intp)
+    sp = np.asarray(seat)
+    if sp.shape != R.shape or sp.dtype.kind not in "iu":
+        raise ValueError(f"seat must be 0, 1 or a ({R.size},) integer array (one seat per selected row), "
+                         f"got shape {sp.shape} dtype {sp.dtype}")
+    if sp.size and (sp.min() < 0 or sp.max() >= P):
+        raise ValueError(f"seat must hold 0 or 1, got values {sp.min()}..{sp.max()}")
+    return R, sp.astype(np.intp, copy=False)
+
+
+_ARANGE: dict = {}
+
+
+def _arange(n: int) -> np.ndarray:
+    r = _ARANGE.get(n)
+    if r is None:
+        if len(_ARANGE) > 64:
+            _ARANGE.clear()
+        r = _ARANGE[n] = np.arange(n, dtype=np.intp)
+        r.flags.writeable = False
+    return r
 
 
 # --- the step ------------------------------------------------------------------------------------
@@ -806,6 +869,7 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
         raise ValueError(
             f"actions[{r}, {p}] = {int(acts[r, p])} ({rules.ACTION_NAMES[int(acts[r, p])]}) is "
             f"not legal now; legal action ids: {allowed}")
+    prev_tbits = st._tbits  # valid for every row now (set by _mask_bits above)
     st._bits = st._tbits = None
     out = _blank_out(B)
     out.illegal = illegal
@@ -822,16 +886,20 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
     R = np.arange(B) if all_rows else active.nonzero()[0]
     if R.size == 0:
         return st, _finish_out(out, ev)
+    # A part of the rows (an env stepping only the games whose learner is busy) costs about its
+    # share: the per-row work runs on R only, the other rows keep their cached table bits.
+    sparse = not all_rows and prev_tbits is not None
     _decide(st, act2 & (st.fl_action < 0), eff)
 
     # Resolution: jump to the earliest landing; land the moves due then, in D8 order.
-    l0, l1 = st.fl_land[:, 0], st.fl_land[:, 1]
-    t = np.minimum(l0, l1)
     if all_rows:
+        l0, l1 = st.fl_land[:, 0], st.fl_land[:, 1]
+        t = np.minimum(l0, l1)
         st.clock[:] = t
     else:
-        t = t[R]
-        l0, l1 = l0[R], l1[R]
+        lr = st.fl_land[R]
+        l0, l1 = lr[:, 0], lr[:, 1]
+        t = np.minimum(l0, l1)
         st.clock[R] = t
     lands0 = l0 == t
     both = lands0 & (l1 == t)
@@ -851,18 +919,22 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
     if slapped[0].size:
         touched[_slap(st, *slapped, ev)] = True
     # the table bits of every row: the stall check of the touched rows, then the next mask
-    tbits = _table_bits(st)
+    if sparse:
+        tbits = prev_tbits
+        tbits[R] = _table_bits(st, R)
+    else:
+        tbits = _table_bits(st)
     cand = touched.nonzero()[0]
     if cand.size:
         _settle(st, cand, out, ev, tbits)
     st._tbits = tbits
 
     # D16: truncation by time, after the step.
-    late = (st.phase != OVER) & (st.clock >= cfg.max_game_ms)
-    if not all_rows:
-        late &= active
-    if late.any():
-        late = late.nonzero()[0]
+    if all_rows:
+        late = ((st.phase != OVER) & (st.clock >= cfg.max_game_ms)).nonzero()[0]
+    else:
+        late = R[(st.phase[R] != OVER) & (st.clock[R] >= cfg.max_game_ms)]
+    if late.size:
         _finish(st, late, np.full(late.size, -1), True, out, ev)
     return st, _finish_out(out, ev)
 
@@ -873,34 +945,31 @@ def _finish_out(out: StepOutput, ev) -> StepOutput:
     return out
 
 
-_SEAT_TABLE = np.array([0, 1 << 16], np.intp)  # seat p's latency table starts at p * 65536
 _STOCK0 = np.maximum(_STOCK, 0).astype(np.intp)
-_B5: dict = {}
-
-
-def _seat_base(B: int) -> np.ndarray:
-    """(B, P) intp: flat index of place 0 of each seat in a (B, P, S) array."""
-    base = _B5.get(B)
-    if base is None:
-        base = _B5[B] = np.arange(B * P, dtype=np.intp).reshape(B, P) * S
-    return base
 
 
 def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray) -> None:
     """Time model 2-3 for the deciding seats ``dec`` (B, P): landing time (WAIT: wait_ms, else a
     LATENCY draw for (player, decision index), D7), carried card, decision count."""
+    # Only the deciding seats are computed, on flat (B * P) indices: a step of a few rows of a
+    # large batch (an env running on the games whose learner is busy) costs only their share.
+    f = np.flatnonzero(dec)
+    if f.size == 0:
+        return
     cfg = st.config
     t = _tables(cfg)
+    a = acts.reshape(-1).take(f)
     with np.errstate(over="ignore"):
-        hsh = _mix64(st.lat_key + st.decisions.astype(_U64) * _GOLDEN)
-    lat = t.latency.take((hsh >> _S48).astype(np.intp) + _SEAT_TABLE)  # top 16 bits (streams.top16)
-    land = np.where(acts == rules.WAIT, cfg.wait_ms, lat) + st.clock[:, None]
-    card = st.top.take(_seat_base(st.batch_size) + _STOCK0.take(acts))
-    card = np.where(_CARRIES.take(acts), card, -1)
-    np.copyto(st.fl_land, land, where=dec)
-    np.copyto(st.fl_action, acts, where=dec, casting="unsafe")
-    np.copyto(st.fl_card, card, where=dec, casting="unsafe")
-    st.decisions += dec
+        hsh = _mix64(st.lat_key.reshape(-1).take(f) + st.decisions.reshape(-1).take(f).astype(_U64) * _GOLDEN)
+    # top 16 bits (streams.top16); seat p's latency table starts at p * 65536 (p = f % 2)
+    lat = t.latency.take((hsh >> _S48).astype(np.intp) + ((f & 1) << 16))
+    land = np.where(a == rules.WAIT, cfg.wait_ms, lat) + st.clock.take(f >> 1)
+    card = st.top.reshape(-1).take(f * S + _STOCK0.take(a))
+    card = np.where(_CARRIES.take(a), card, -1)
+    st.fl_land.reshape(-1)[f] = land
+    st.fl_action.reshape(-1)[f] = a
+    st.fl_card.reshape(-1)[f] = card
+    st.decisions.reshape(-1)[f] += 1
 
 
 def _tie_first(st: CoreState, R: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -1029,13 +1098,30 @@ def _slap(st: CoreState, R, pl, pile, action, ev) -> np.ndarray:
 
 
 # --- views -----------------------------------------------------------------------------------------
-def observe(state: CoreState) -> np.ndarray:
+def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
     """(B, P, D) float32 egocentric observations, layout rules.OBSERVATION (every entry in [0, 1]).
 
     Row [b, p] is seat p's view: ``self_*`` fields are p's, ``opp_*`` the opponent's, centre pile
     c = 0 is p's own. The opponent's move in flight is shown only with
     ``config.observe_opponent_move`` (its busy flag and time to landing always are).
+
+    Args:
+        rows: None (every row), a (B,) bool array or (R,) integer row indices: only those rows
+            are computed, (R, P, D) in that order.
+        seat: None (both seats), or 0 / 1 / an (R,) integer array (one seat per selected row):
+            (R, D), seat ``seat[j]``'s view of row ``rows[j]``. Either way the values are exactly
+            those of ``observe(state)[rows][, seat]``; a part costs about its share of the work.
+
+    Raises:
+        ValueError: bad ``rows`` or ``seat``.
     """
+    if rows is not None or seat is not None:
+        R, sp = _select(state, rows, seat)
+        if sp is not None:
+            return _observe_pairs(state, R, sp)
+        n = R.size
+        out = _observe_pairs(state, np.repeat(R, P), np.tile(np.arange(P, dtype=np.intp), n))
+        return out.reshape(n, P, rules.OBS_DIM)
     st = state
     cfg = st.config
     B = st.batch_size
@@ -1097,6 +1183,75 @@ _ONE_HOT_PHASE = np.eye(3, dtype=np.float32)
 _ONE_HOT_RANK = np.eye(rules.N_RANKS + 1, rules.N_RANKS, -1, dtype=np.float32)  # rank 0: all 0
 _ONE_HOT_ACTION = np.eye(A + 1, A, -1, dtype=np.float32)  # index action + 1; -1 (free): all 0
 _EGO = np.array([[0, 1], [1, 0]])  # [seat, egocentric pile c] -> absolute pile
+
+
+def _rel(name: str) -> slice:
+    """The slice of player field ``name`` within a (self_ or opp_) player block."""
+    f = rules.OBS["self_" + name]
+    return slice(f.start - _SELF0, f.stop - _SELF0)
+
+
+def _at(name: str) -> int:
+    return rules.OBS[name].start
+
+
+# observation offsets, resolved once (hot path of _observe_pairs)
+_O_PHASE = rules.OBS["phase"].slice
+_O_ONE_PILE, _O_CLOCK, _O_ROUND = _at("one_pile_round"), _at("clock"), _at("round")
+_O_CTR, _O_CSIZE = rules.OBS["centre_top_rank"].slice, rules.OBS["centre_size"].slice
+_O_OPP_MOVE = rules.OBS["opp_move_in_flight"].slice
+_B_RANK, _B_FD, _B_HEIGHT = _rel("stock_top_rank"), _rel("stock_top_face_down"), _rel("stock_height")
+_B_SPIT, _B_HELD, _B_SCORE = _rel("spit_count").start, _rel("cards_held").start, _rel("score").start
+_B_BUSY, _B_TTL, _B_MOVE = _rel("busy").start, _rel("time_to_land").start, _rel("move_in_flight")
+_SELF_OPP = np.array([0, 1], np.intp)  # flat (B * P) index ^ this: the seat, then its opponent
+assert _OPP0 == _SELF0 + _PLAYER_WIDTH, "the opp_ block must follow the self_ block"
+
+
+def _observe_pairs(st: CoreState, R: np.ndarray, sp: np.ndarray) -> np.ndarray:
+    """(n, D) float32: seat sp[j]'s observation of row R[j]; the same arithmetic as the full
+    :func:`observe` (so the same float32 values), on the selected pairs only."""
+    cfg = st.config
+    n = R.size
+    obs = np.empty((n, rules.OBS_DIM), np.float32)
+    obs[:, _O_PHASE] = _ONE_HOT_PHASE.take(st.phase.take(R), axis=0)
+    clock = st.clock.take(R)
+    obs[:, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
+    obs[:, _O_ROUND] = st.rounds.take(R) / cfg.max_rounds
+
+    # flat (B * P) index of [j, 0] the seat itself, [j, 1] its opponent; for the (B, P) centre
+    # arrays these are the egocentric piles 0 (own) and 1
+    f = (R * P + sp)[:, None] ^ _SELF_OPP
+    cn = st.centre_n.reshape(-1).take(f)
+    obs[:, _O_ONE_PILE] = (cn == 0).any(axis=1)
+    # the seat's own player block, then its opponent's (the opp_ block follows self_)
+    blk = obs[:, _SELF0:_SELF0 + 2 * _PLAYER_WIDTH].reshape(n, 2, _PLAYER_WIDTH)
+    top = st.top.reshape(-1, S).take(f, axis=0)
+    fu = st.face_up.reshape(-1, S).take(f, axis=0)
+    h = st.height.reshape(-1, S).take(f, axis=0)
+    rank_up = np.where(fu, _RANK.take(top.astype(np.intp) + 1), 0)
+    blk[:, :, _B_RANK] = _ONE_HOT_RANK.take(rank_up, axis=0).reshape(n, 2, S * rules.N_RANKS)
+    blk[:, :, _B_FD] = (h > 0) & ~fu
+    blk[:, :, _B_HEIGHT] = h / H
+    spn = st.spit_n.reshape(-1).take(f)
+    blk[:, :, _B_SPIT] = spn / N
+    blk[:, :, _B_HELD] = (h.sum(axis=2) + spn) / N
+    if cfg.scoring == "points":
+        blk[:, :, _B_SCORE] = np.minimum(st.scores.reshape(-1).take(f) / cfg.target_points, 1.0)
+    else:
+        blk[:, :, _B_SCORE] = 0.0
+    fa = st.fl_action.reshape(-1).take(f)
+    busy = fa >= 0
+    blk[:, :, _B_BUSY] = busy
+    blk[:, :, _B_TTL] = np.where(busy, np.minimum((st.fl_land.reshape(-1).take(f) - clock[:, None])
+                                                  / rules.TIME_SCALE_MS, 1.0), 0.0)
+    blk[:, :, _B_MOVE] = _ONE_HOT_ACTION.take(fa.astype(np.intp) + 1, axis=0)
+    if not cfg.observe_opponent_move:
+        obs[:, _O_OPP_MOVE] = 0.0
+
+    crank = _RANK.take(st.centre_top.reshape(-1).take(f).astype(np.intp) + 1)  # 0: empty
+    obs[:, _O_CTR] = _ONE_HOT_RANK.take(crank, axis=0).reshape(n, 2 * rules.N_RANKS)
+    obs[:, _O_CSIZE] = cn / N
+    return obs
 
 
 def snapshot(state: CoreState, row: int) -> dict:

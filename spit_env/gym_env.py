@@ -108,6 +108,7 @@ class Duel:
         self.need_events = bool(events) or reward == "round" or episode == "round" or self.shaping != 0.0
         self.seat = np.zeros(self.batch_size, np.int64)
         self.owner = np.zeros(self.batch_size, np.int64)
+        self._idx = np.arange(self.batch_size)
 
     def set_opponent(self, opponent) -> None:
         """Replace the opponent (a Policy, name or profile). The policy decides from the next
@@ -164,74 +165,120 @@ class Duel:
         sel = self.owner.reshape((-1,) + (1,) * (per_state[0].ndim - 1))
         return np.where(sel == 0, per_state[0], per_state[1])
 
+    def _at(self, fn, idx: np.ndarray, seats: np.ndarray, width: int, dtype) -> np.ndarray:
+        """(n, width): ``fn(state, rows, seats)`` of seat ``seats[j]`` in row ``idx[j]``, each row
+        asked of the core state it lives in."""
+        if len(self.states) == 1:
+            return fn(self.states[0], idx, seats)
+        out = np.empty((idx.size, width), dtype)
+        own = self.owner[idx]
+        for k, state in enumerate(self.states):
+            j = np.flatnonzero(own == k)
+            if j.size:
+                out[j] = fn(state, idx[j], seats[j])
+        return out
+
     def observe(self) -> np.ndarray:
         """(B, 2, D) float32 observations of both seats."""
         return self._merge([core.observe(s) for s in self.states])
+
+    def observe_at(self, idx: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """(n, D) float32: the observation of seat ``seats[j]`` in row ``idx[j]`` ((n,) ints)."""
+        return self._at(core.observe, idx, seats, OBS_DIM, np.float32)
+
+    def learner_observe(self, rows=None) -> np.ndarray:
+        """(R, D) float32: the learners' observations in ``rows`` (None: all, (B,) bool or indices)."""
+        idx = self._idx if rows is None else _indices(rows)
+        return self.observe_at(idx, self.seat[idx])
 
     def masks(self) -> np.ndarray:
         """(B, 2, 23) bool legal masks of both seats."""
         return self._merge([core.legal_action_mask(s) for s in self.states])
 
+    def masks_at(self, idx: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """(n, 23) bool: the legal moves of seat ``seats[j]`` in row ``idx[j]``."""
+        return self._at(core.legal_action_mask, idx, seats, N_ACTIONS, bool)
+
+    def learner_masks(self) -> np.ndarray:
+        """(B, 23) bool: the learners' legal moves."""
+        return self.masks_at(self._idx, self.seat)
+
     def free(self) -> np.ndarray:
         """(B, 2) bool: no move in flight."""
         return self._merge([np.asarray(s.free) for s in self.states])
+
+    def _fl_action(self) -> np.ndarray:
+        if len(self.states) == 1:
+            return self.states[0].fl_action
+        return self._merge([s.fl_action for s in self.states])
 
     def snapshot(self, row: int) -> dict:
         return core.snapshot(self.states[self.owner[row]], row)
 
     # --- one learner decision -------------------------------------------------------------------
-    def play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator, obs=None):
+    def play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator, obs=None, *,
+             learner_only: bool = False):
         """Apply the learner's ``actions`` ((B,) int) in ``rows`` ((B,) bool) and run each row on
         while its learner is busy and its episode goes on.
 
+        ``obs`` is not used (the opponent's observations are computed from the state; the
+        argument stays for callers written against the earlier signature).
+
         Returns:
-            (obs (B, 2, D) float32 after, rewards (B,) float32, terminated (B,) bool,
-            truncated (B,) bool, events: list of per-core-step lists of EventLogs or None).
+            (obs after: (B, 2, D) float32, or (B, D) the learners' with ``learner_only``,
+            rewards (B,) float32, terminated (B,) bool, truncated (B,) bool,
+            events: list of per-core-step lists of EventLogs or None).
         """
         b = self.batch_size
-        idx = np.arange(b)
-        seat, opp = self.seat, 1 - self.seat
+        idx = self._idx
+        seat = self.seat
+        opp = 1 - seat
         rewards = np.zeros(b, np.float64)
         terminated = np.zeros(b, bool)
         truncated = np.zeros(b, bool)
         logs = [] if self.need_events else None
-        pending = rows.copy()
-        if obs is None:
-            obs = self.observe()
+        pending = np.array(rows, bool)
         first = True
         for _ in range(_MAX_INNER_STEPS):
             if not pending.any():
                 break
-            masks = self.masks()
-            free = self.free()
             joint = np.full((b, 2), WAIT, np.int64)
             if first:
                 joint[pending, seat[pending]] = actions[pending]
-            deciding = np.flatnonzero(pending & free[idx, opp])
+            # Only the opponent seats that decide now are observed (the policy's rows and order,
+            # hence its random draws, are those of a full observe-then-select).
+            deciding = np.flatnonzero(pending & (self._fl_action()[idx, opp] < 0))
             if deciding.size:
-                joint[deciding, opp[deciding]] = call_policy(
-                    self.policy, obs[deciding, opp[deciding]], masks[deciding, opp[deciding]], rng
+                od = opp[deciding]
+                joint[deciding, od] = call_policy(
+                    self.policy, self.observe_at(deciding, od), self.masks_at(deciding, od), rng
                 )
             term, trunc, game_rew, step_logs = self._step(joint, pending)
-            obs = self.observe()
-            rewards += game_rew[idx, seat]
-            ended_round = np.zeros(b, bool)
+            rewards += game_rew
             if logs is not None:
                 logs.append(step_logs)
-                ended_round = self._event_rewards(step_logs, obs, rewards)
-            if self.episode == "round":
-                term = term | (ended_round & pending)
-                trunc = trunc & ~term
+                ended_round = self._event_rewards(step_logs, rewards)
+                if self.episode == "round":
+                    term = term | (ended_round & pending)
+                    trunc = trunc & ~term
             terminated |= term
             truncated |= trunc
             pending &= ~(term | trunc)
-            pending &= ~self.free()[idx, seat]
+            pending &= self._fl_action()[idx, seat] >= 0
             first = False
         else:  # pragma: no cover - only a core that never frees a busy learner gets here
             raise RuntimeError("the learner stayed busy for too many decision epochs (core bug)")
+        obs = self.learner_observe() if learner_only else self.observe()
         return obs, rewards.astype(np.float32), terminated, truncated, logs
 
     def _step(self, joint, rows):
+        """One core step of ``rows``: (terminated (B,), truncated (B,), the learners' game
+        rewards (B,) float64, EventLogs)."""
+        if len(self.states) == 1:
+            # rows outside ``rows`` are untouched by the core: no flags, zero rewards
+            _, out = core.step(self.states[0], joint, rows=rows, events=self.need_events)
+            logs = [] if out.events is None else [out.events]
+            return out.terminated, out.truncated, out.rewards[self._idx, self.seat], logs
         b = self.batch_size
         term = np.zeros(b, bool)
         trunc = np.zeros(b, bool)
@@ -247,9 +294,9 @@ class Duel:
             rew += np.where(rk[:, None], out.rewards, 0.0)
             if out.events is not None:
                 logs.append(out.events)
-        return term, trunc, rew, logs
+        return term, trunc, rew[self._idx, self.seat], logs
 
-    def _event_rewards(self, logs, obs, rewards) -> np.ndarray:
+    def _event_rewards(self, logs, rewards) -> np.ndarray:
         """Add the round and shaping rewards of one core step's events to ``rewards``; return
         (B,) bool, rows where a round ended."""
         b = self.batch_size
@@ -267,9 +314,9 @@ class Duel:
                 # Two-pile stall-out (player -1): the one holding fewer cards wins the round.
                 # Stocks and spit stay as they were until the slap, so the observation after the
                 # step still shows the cards held at the round end.
-                held = OBS["self_cards_held"].start, OBS["opp_cards_held"].start
-                mine = obs[r, learner, held[0]]
-                theirs = obs[r, learner, held[1]]
+                view = self.observe_at(r, learner)
+                mine = view[:, OBS["self_cards_held"].start]
+                theirs = view[:, OBS["opp_cards_held"].start]
                 win = np.where(p < 0, np.sign(theirs - mine), win)
                 np.add.at(rewards, r, win)
             if self.shaping != 0.0:
@@ -277,6 +324,11 @@ class Duel:
                 r, p = row[pl], player[pl]
                 np.add.at(rewards, r, self.shaping * np.where(p == self.seat[r], 1.0, -1.0))
         return ended
+
+
+def _indices(rows) -> np.ndarray:
+    arr = np.asarray(rows)
+    return arr.nonzero()[0] if arr.dtype == np.bool_ else arr.astype(np.intp, copy=False)
 
 
 class SpitGymEnv(gymnasium.Env):
@@ -349,11 +401,11 @@ class SpitGymEnv(gymnasium.Env):
         seat = int(self._rng.integers(0, 2)) if ls == "random" else ls
         self._duel.start(seed, game_id, np.array([seat]), deals=[deal])
         self._seed, self._game_id = seed, game_id
-        self._obs = self._duel.observe()
+        self._obs = self._duel.learner_observe()  # (1, D), a fresh array
         self._done = False
         if self.render_mode == "human":
             self.render()
-        return self._obs[0, seat].copy(), {"events": [], "learner_seat": seat}
+        return self._obs[0].copy(), {"events": [], "learner_seat": seat}
 
     def step(self, action):
         """One learner decision (the module docstring says what runs in between).
@@ -369,7 +421,7 @@ class SpitGymEnv(gymnasium.Env):
             raise ValueError("step() called before reset() or after the episode ended; call reset()")
         a = check_action(action[()] if isinstance(action, np.ndarray) and action.shape == () else action)
         obs, rew, term, trunc, logs = self._duel.play(
-            np.array([a], np.int64), np.ones(1, bool), self._rng, self._obs
+            np.array([a], np.int64), np.ones(1, bool), self._rng, learner_only=True
         )
         self._obs = obs
         self._done = bool(term[0] or trunc[0])
@@ -378,13 +430,13 @@ class SpitGymEnv(gymnasium.Env):
         info = {"events": events, "learner_seat": seat}
         if self.render_mode == "human":
             self.render()
-        return obs[0, seat].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), info
+        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), info
 
     def action_masks(self) -> np.ndarray:
         """(23,) bool: the learner's legal moves now (all False but WAIT once the game is over)."""
         if self._obs is None:
             raise ValueError("action_masks() called before reset()")
-        return self._duel.masks()[0, self.learner_seat].copy()
+        return self._duel.learner_masks()[0]
 
     def snapshot(self) -> dict:
         """The whole public table as a JSON-serialisable dict (docs/ENVIRONMENTS.md)."""

@@ -129,11 +129,13 @@ class SpitVecEnv(VecEnv):
             self._next_seed = None
         self._duel.start(self._seed, self._next_game, self._draw_seats(np.ones(b, bool)))
         self._next_game += b
-        self._obs = self._duel.observe()
+        # self._obs: the last learner observations (B, D); a subclass may store the (B, 2, D)
+        # observations of both seats there instead (Duel.play's default return)
+        self._obs = self._duel.learner_observe()
         self.reset_infos = [{} for _ in range(b)]
         self._reset_seeds()
         self._reset_options()
-        return self._learner_obs(self._obs)
+        return self._obs.copy()
 
     def step_async(self, actions) -> None:
         self._actions = actions
@@ -157,24 +159,26 @@ class SpitVecEnv(VecEnv):
                 f"actions must be ({b},) integer action ids 0-{N_ACTIONS - 1}, got shape {a.shape} "
                 f"dtype {a.dtype}"
             )
-        obs, rewards, term, trunc, _ = self._duel.play(a.astype(np.int64), np.ones(b, bool), self._rng, self._obs)
+        learner_obs, rewards, term, trunc, _ = self._duel.play(
+            a.astype(np.int64, copy=False), np.ones(b, bool), self._rng, learner_only=True
+        )
         dones = term | trunc
         infos: list[dict] = [{} for _ in range(b)]
-        learner_obs = self._learner_obs(obs)
         if dones.any():
-            for i in np.flatnonzero(dones):
+            ended = np.flatnonzero(dones)
+            for i in ended:
                 infos[i]["terminal_observation"] = learner_obs[i].copy()
                 if trunc[i]:
                     infos[i]["TimeLimit.truncated"] = True
-            n = int(dones.sum())
+            n = ended.size
             game_ids = np.zeros(b, np.int64)
             game_ids[dones] = self._next_game + np.arange(n)
             self._next_game += n
             self._duel.restart(dones, game_ids, self._draw_seats(dones))
-            obs = self._duel.observe()
-            learner_obs = self._learner_obs(obs)
-        self._obs = obs
-        return learner_obs, rewards, dones, infos
+            # only the restarted rows changed
+            learner_obs[ended] = self._duel.learner_observe(ended)
+        self._obs = learner_obs
+        return learner_obs.copy(), rewards, dones, infos
 
     def _draw_seats(self, rows: np.ndarray) -> np.ndarray:
         seats = self._duel.seat.copy()
@@ -185,13 +189,16 @@ class SpitVecEnv(VecEnv):
         return seats
 
     def _learner_obs(self, obs: np.ndarray) -> np.ndarray:
+        """(B, D) float32 copy of the learners' rows of ``obs``: (B, 2, D) both seats' or (B, D)."""
+        if obs.ndim == 2:
+            return obs.astype(np.float32, copy=True)
         return obs[np.arange(self.num_envs), self._duel.seat].astype(np.float32, copy=True)
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 23) bool: the learner's legal moves in each row's current game."""
         if self._obs is None:
             raise ValueError("action_masks() called before reset()")
-        return self._duel.masks()[np.arange(self.num_envs), self._duel.seat].copy()
+        return self._duel.learner_masks()
 
     def snapshot(self, index: int = 0) -> dict:
         """The public table of row ``index``'s game (format: docs/ENVIRONMENTS.md)."""
