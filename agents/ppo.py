@@ -1,0 +1,141 @@
+"""A trained MaskablePPO model as a batched policy, registered as ``"ppo"``.
+
+``agents.make("ppo", path="runs/x/model.zip")`` (or ``spit_env.policy.make_policy``) loads a model
+saved by ``experiments/train_ppo.py`` and returns a :class:`PPOPolicy`: it plays from the same seat
+view every policy gets (egocentric observations, so a model trained on either seat plays both),
+in the tournament, the notebooks, and as a frozen self-play opponent inside training.
+
+Inference runs the model's actor (features -> policy MLP -> action logits) in one torch forward
+pass per call, on CPU under ``torch.no_grad``; masking and the choice are done in NumPy so that a
+stochastic policy draws only from the ``rng`` it is given (games stay reproducible from their
+seeds and do not touch torch's global random state).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+
+from spit_env.policy import register_policy
+from spit_env.rules import N_ACTIONS, OBS_DIM
+
+__all__ = ["PPOPolicy", "make_ppo", "load_model", "mask_idle_wait"]
+
+
+def mask_idle_wait(masks: np.ndarray) -> np.ndarray:
+    """(B, 23) bool masks with WAIT removed from every row that has another legal move (a
+    model trained with ``--mask-wait`` never idles when it can act)."""
+    masks = np.array(masks, dtype=bool, copy=True)
+    masks[:, 0] &= ~masks[:, 1:].any(axis=1)
+    return masks
+
+
+def load_model(path, device: str = "cpu"):
+    """Load a MaskablePPO model saved by ``experiments/train_ppo.py`` (a ``.zip`` file).
+
+    Raises:
+        ValueError: ``path`` does not exist or is not a MaskablePPO model.
+    """
+    from sb3_contrib import MaskablePPO
+
+    path = Path(path)
+    candidates = [path, path.with_suffix(".zip"), path / "model.zip"]
+    found = next((p for p in candidates if p.is_file()), None)
+    if found is None:
+        raise ValueError(f"path: no model file at {str(path)!r} (looked for {[str(p) for p in candidates]})")
+    try:
+        return MaskablePPO.load(found, device=device)
+    except Exception as err:  # noqa: BLE001 - a corrupt or foreign zip: say which argument
+        raise ValueError(f"path: {str(found)!r} is not a MaskablePPO model ({err})") from err
+
+
+class PPOPolicy:
+    """A MaskablePPO actor as a :class:`spit_env.policy.Policy`.
+
+    ``policy(observations (B, D) float32, action_masks (B, 23) bool, rng) -> (B,) int64``, always
+    legal: illegal actions get probability 0 (logit -inf) before the choice.
+
+    Args:
+        model: a ``MaskablePPO`` model, or its ``.policy`` (a MaskableActorCriticPolicy). The actor
+            is deep-copied, so later training of ``model`` does not change this policy (a frozen
+            snapshot, as self-play needs). A model saved by the training script carries
+            ``spit_options``; with ``mask_wait`` the policy never WAITs when it has another
+            legal move, as in training.
+        deterministic: play the most probable legal action (default) instead of sampling one.
+
+    Raises:
+        ValueError: a model whose observation or action space does not match Spit's (D, 23).
+    """
+
+    def __init__(self, model, deterministic: bool = True):
+        import torch
+        from torch import nn
+
+        policy = getattr(model, "policy", model)
+        obs_shape = tuple(policy.observation_space.shape)
+        n_actions = getattr(policy.action_space, "n", None)
+        if obs_shape != (OBS_DIM,) or n_actions != N_ACTIONS:
+            raise ValueError(
+                f"model: expected observation shape ({OBS_DIM},) and {N_ACTIONS} actions, "
+                f"got {obs_shape} and {n_actions}"
+            )
+        if not isinstance(deterministic, bool):
+            raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
+        features = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
+        self._actor = copy.deepcopy(
+            nn.Sequential(features, policy.mlp_extractor.policy_net, policy.action_net)
+        ).to("cpu").eval()
+        for p in self._actor.parameters():
+            p.requires_grad_(False)
+        self._torch = torch
+        self.deterministic = deterministic
+        #: options the training script saved with the model (``spit_options``), e.g. mask_wait
+        self.options = dict(getattr(model, "spit_options", {}) or {})
+
+    @classmethod
+    def load(cls, path, deterministic: bool = True) -> PPOPolicy:
+        """A policy from a saved model file (see :func:`load_model`)."""
+        return cls(load_model(path), deterministic=deterministic)
+
+    def logits(self, observations: np.ndarray) -> np.ndarray:
+        """(B, 23) float32 unmasked action logits for (B, D) observations."""
+        torch = self._torch
+        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+        with torch.no_grad():
+            return self._actor(obs).numpy()
+
+    def __call__(
+        self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        masks = np.asarray(action_masks, dtype=bool)
+        if len(masks) == 0:
+            return np.zeros(0, dtype=np.int64)
+        if self.options.get("mask_wait"):
+            masks = mask_idle_wait(masks)
+        scores = np.where(masks, self.logits(observations), -np.inf)
+        if not self.deterministic:
+            # Gumbel-max: argmax(logit + Gumbel noise) is a draw from softmax(logits).
+            scores = scores + rng.gumbel(size=scores.shape)
+        return np.argmax(scores, axis=1).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return f"PPOPolicy(deterministic={self.deterministic})"
+
+
+def make_ppo(path=None, model=None, deterministic: bool = True) -> PPOPolicy:
+    """Registry factory for ``"ppo"``: exactly one of ``path`` (a saved model) or ``model``.
+
+    Raises:
+        ValueError: neither or both given, a missing file, or a model that is not Spit's.
+    """
+    if (path is None) == (model is None):
+        raise ValueError("ppo policy needs exactly one of path=<model.zip> or model=<MaskablePPO>")
+    if path is not None:
+        return PPOPolicy.load(path, deterministic=deterministic)
+    return PPOPolicy(model, deterministic=deterministic)
+
+
+register_policy("ppo", make_ppo)
+
