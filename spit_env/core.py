@@ -364,33 +364,12 @@ def _check_rows(rows, batch: int, name: str = "rows") -> np.ndarray:
     return arr
 
 
-def _check_deal(deal, name: str) -> tuple[list[int], list[int]]:
-    if isinstance(deal, (str, bytes)) or not isinstance(deal, (list, tuple)) or len(deal) != 2:
-        raise ValueError(f"{name} must be None or a pair (pack0, pack1) of card-id lists, got {deal!r}")
-    packs = []
-    for p, pack in enumerate(deal):
-        if isinstance(pack, np.ndarray):
-            pack = pack.tolist() if pack.ndim == 1 else None
-        if not isinstance(pack, (list, tuple)):
-            raise ValueError(f"{name}[{p}] must be a list of card ids 0-51, got {deal[p]!r}")
-        for c in pack:
-            if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) or not 0 <= c < N:
-                raise ValueError(f"{name}[{p}] must hold card ids 0-51 (integers), got {c!r}")
-        if not pack:
-            raise ValueError(f"{name}[{p}] is empty; each pack must hold at least one card")
-        packs.append([int(c) for c in pack])
-    if sorted(packs[0] + packs[1]) != list(range(N)):
-        raise ValueError(f"{name} must hold each of the 52 cards exactly once, "
-                         f"got {len(packs[0]) + len(packs[1])} cards")
-    return packs[0], packs[1]
-
-
 def _check_deals(deals, batch: int):
     if deals is None:
         return None
     if isinstance(deals, (str, bytes)) or not hasattr(deals, "__len__") or len(deals) != batch:
         raise ValueError(f"deals must be None or a length-{batch} sequence of None | (pack0, pack1)")
-    return [None if d is None else _check_deal(d, f"deals[{i}]") for i, d in enumerate(deals)]
+    return [None if d is None else rules.check_deal(d, f"deals[{i}]") for i, d in enumerate(deals)]
 
 
 def _check_actions(actions, batch: int) -> np.ndarray:
@@ -484,7 +463,7 @@ def reset(state: CoreState, rows, game_ids, deals=None) -> CoreState:
     if deals is not None:
         if isinstance(deals, (str, bytes)) or not hasattr(deals, "__len__") or len(deals) != batch:
             raise ValueError(f"deals must be None or a length-{batch} sequence")
-        deals = [None if (d is None or not rows[i]) else _check_deal(d, f"deals[{i}]")
+        deals = [None if (d is None or not rows[i]) else rules.check_deal(d, f"deals[{i}]")
                  for i, d in enumerate(deals)]
     idx = rows.nonzero()[0]
     if idx.size:

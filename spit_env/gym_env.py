@@ -46,7 +46,7 @@ from gymnasium import spaces
 
 from . import core
 from .config import SpitConfig
-from .parallel_env import check_config, check_deal, check_render_mode, check_seed, os_seed
+from .parallel_env import check_config, check_deal, check_render_mode, next_game
 from .policy import apply_profile, call_policy
 from .render import RENDER_MODES, render_text
 from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS, OBS_DIM, WAIT, check_action
@@ -388,12 +388,7 @@ class SpitGymEnv(gymnasium.Env):
         deal = None
         if options is not None and "deal" in options:
             deal = check_deal(options["deal"])
-        if seed is not None:
-            seed, game_id = check_seed(seed), 0
-        elif self._seed is None:
-            seed, game_id = os_seed(), 0
-        else:
-            seed, game_id = self._seed, self._game_id + 1
+        seed, game_id = next_game(seed, self._seed, self._game_id)
         super().reset(seed=seed)
         if game_id == 0:
             self._rng = np.random.default_rng(seed)

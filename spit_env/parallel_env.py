@@ -41,7 +41,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from . import core
 from .config import SpitConfig
 from .render import RENDER_MODES, render_text
-from .rules import N_ACTIONS, N_CARDS, OBS_DIM, check_action
+from .rules import N_ACTIONS, OBS_DIM, check_action, check_deal
 
 __all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "check_deal", "check_render_mode"]
 
@@ -63,40 +63,6 @@ def check_config(config) -> SpitConfig:
     return config
 
 
-def check_deal(deal) -> tuple[list[int], list[int]]:
-    """Validate ``options["deal"]``: two packs of card ids that together are exactly the 52 cards.
-
-    Returns:
-        (pack0, pack1) as lists of Python ints.
-
-    Raises:
-        ValueError: not two sequences of integer card ids 0-51, or not each card exactly once.
-    """
-    if isinstance(deal, (str, bytes)) or not hasattr(deal, "__len__") or len(deal) != 2:
-        raise ValueError(f"deal must be [pack0, pack1], two lists of card ids, got {deal!r}")
-    packs = []
-    for i, pack in enumerate(deal):
-        if isinstance(pack, (str, bytes)) or not hasattr(pack, "__iter__"):
-            raise ValueError(f"deal[{i}] must be a list of card ids 0-51, got {pack!r}")
-        cards = []
-        for card in pack:
-            if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
-                raise ValueError(f"deal[{i}] must hold integer card ids 0-51, got {card!r}")
-            if not 0 <= int(card) < N_CARDS:
-                raise ValueError(f"deal[{i}] holds {int(card)}, not a card id 0-51")
-            cards.append(int(card))
-        packs.append(cards)
-    together = sorted(packs[0] + packs[1])
-    if together != list(range(N_CARDS)):
-        missing = sorted(set(range(N_CARDS)) - set(together))
-        doubled = sorted({c for c in together if together.count(c) > 1})
-        raise ValueError(
-            f"deal packs must together hold each of the 52 cards exactly once; "
-            f"missing {missing}, repeated {doubled}"
-        )
-    return packs[0], packs[1]
-
-
 def os_seed() -> int:
     """A fresh 63-bit seed from the operating system's entropy (not the global generators)."""
     return int(np.random.SeedSequence().entropy % (1 << 63))
@@ -106,6 +72,20 @@ def check_seed(seed) -> int:
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
     return int(seed)
+
+
+def next_game(seed, current_seed, current_game_id) -> tuple[int, int]:
+    """Which game a ``reset(seed)`` plays: game 0 of ``seed`` when one is given (a fresh OS
+    seed on the very first unseeded reset), otherwise the next game id of the current seed.
+
+    Raises:
+        ValueError: a seed that is not None or an integer >= 0.
+    """
+    if seed is not None:
+        return check_seed(seed), 0
+    if current_seed is None:
+        return os_seed(), 0
+    return current_seed, current_game_id + 1
 
 
 class SpitParallelEnv(ParallelEnv):
@@ -166,12 +146,7 @@ class SpitParallelEnv(ParallelEnv):
         deal = None
         if options is not None and "deal" in options:
             deal = check_deal(options["deal"])
-        if seed is not None:
-            seed, game_id = check_seed(seed), 0
-        elif self._seed is None:
-            seed, game_id = os_seed(), 0
-        else:
-            seed, game_id = self._seed, self._game_id + 1
+        seed, game_id = next_game(seed, self._seed, self._game_id)
         self._state = core.init(self.config, 1, seed, first_game=game_id, deals=[deal])
         self._seed, self._game_id = seed, game_id
         self.agents = list(self.possible_agents)

@@ -86,40 +86,7 @@ def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def check_deal(deal) -> tuple[list[int], list[int]]:
-    """Validate a deal ``(pack0, pack1)``: card-id lists (index 0 dealt first, D3) that together
-    hold each of the 52 cards exactly once; each pack holds at least one card.
-
-    Raises:
-        ValueError: naming what is wrong.
-    """
-    if isinstance(deal, (str, bytes)) or not isinstance(deal, (list, tuple)) or len(deal) != 2:
-        raise ValueError(
-            f"deal must be None or a pair (pack0, pack1) of card-id lists, got {deal!r}"
-        )
-    packs = []
-    for p, pack in enumerate(deal):
-        if isinstance(pack, np.ndarray):
-            pack = pack.tolist() if pack.ndim == 1 else None
-        if not isinstance(pack, (list, tuple)):
-            raise ValueError(f"deal[{p}] must be a list of card ids 0-51, got {deal[p]!r}")
-        bad = [c for c in pack if not _is_int(c) or not 0 <= int(c) < rules.N_CARDS]
-        if bad:
-            raise ValueError(f"deal[{p}] must hold card ids 0-51 (integers), got {bad[0]!r}")
-        if not pack:
-            raise ValueError(f"deal[{p}] is empty; each pack must hold at least one card")
-        packs.append([int(c) for c in pack])
-    cards = packs[0] + packs[1]
-    seen, dupes = set(), set()
-    for c in cards:
-        (dupes if c in seen else seen).add(c)
-    if dupes or len(cards) != rules.N_CARDS:
-        missing = sorted(set(range(rules.N_CARDS)) - seen)
-        raise ValueError(
-            "deal must hold each of the 52 cards exactly once; "
-            f"got {len(cards)} cards, duplicates {sorted(dupes)}, missing {missing}"
-        )
-    return packs[0], packs[1]
+check_deal = rules.check_deal  # the one deal validator, shared with the core
 
 
 def _event(kind: str, player=-1, clock_ms=0, action=-1, card=-1, pile=-1, value=0) -> dict:

@@ -229,3 +229,40 @@ def observation_table_markdown() -> str:
         idx = str(f.start) if f.size == 1 else f"{f.start}-{f.stop - 1}"
         rows.append(f"| {idx} | `{f.name}` | {f.meaning} |")
     return "\n".join(rows)
+
+
+def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:
+    """Validate a fixed deal ``(pack0, pack1)``: two sequences (lists, tuples or 1-D arrays) of
+    integer card ids (index 0 dealt first, D3) that together hold each of the 52 cards exactly
+    once; each pack holds at least one card (a player holding none has already won, D14).
+
+    Returns:
+        (pack0, pack1) as lists of Python ints.
+
+    Raises:
+        ValueError: naming ``name`` (e.g. ``deals[3][1]``) and what is wrong.
+    """
+    if isinstance(deal, (str, bytes, dict)) or not hasattr(deal, "__len__") or len(deal) != 2:
+        raise ValueError(f"{name} must be a pair (pack0, pack1) of card-id lists, got {deal!r}")
+    packs = []
+    for p, pack in enumerate(deal):
+        if isinstance(pack, np.ndarray):
+            pack = pack.tolist() if pack.ndim == 1 else None
+        if not isinstance(pack, (list, tuple)):
+            raise ValueError(f"{name}[{p}] must be a list of card ids 0-51, got {deal[p]!r}")
+        for c in pack:
+            if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) \
+                    or not 0 <= c < N_CARDS:
+                raise ValueError(f"{name}[{p}] must hold integer card ids 0-51, got {c!r}")
+        if not pack:
+            raise ValueError(f"{name}[{p}] is empty; each pack must hold at least one card")
+        packs.append([int(c) for c in pack])
+    together = packs[0] + packs[1]
+    if sorted(together) != list(range(N_CARDS)):
+        missing = sorted(set(range(N_CARDS)) - set(together))
+        repeated = sorted({c for c in together if together.count(c) > 1})
+        raise ValueError(
+            f"{name} must hold each of the 52 cards exactly once; got {len(together)} cards, "
+            f"missing {missing}, duplicates {repeated}"
+        )
+    return packs[0], packs[1]
