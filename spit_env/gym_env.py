@@ -48,7 +48,7 @@ from . import core
 from .config import SpitConfig
 from .parallel_env import check_config, check_deal, check_render_mode, next_game
 from .policy import apply_profile, call_policy
-from .render import RENDER_MODES, render_text
+from .render import RENDER_MODES, render
 from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS, OBS_DIM, WAIT, check_action
 
 __all__ = ["SpitGymEnv", "Duel", "REWARDS", "EPISODES", "LEARNER_SEATS"]
@@ -444,11 +444,8 @@ class SpitGymEnv(gymnasium.Env):
             return None
         names = ["opponent", "opponent"]
         names[self.learner_seat] = "learner"
-        text = render_text(self.snapshot(), tuple(f"player_{i} ({n})" for i, n in enumerate(names)))
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(self.snapshot(), tuple(f"player_{i} ({n})" for i, n in enumerate(names)),
+                      self.render_mode)
 
     def close(self):
         pass

@@ -40,7 +40,7 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from . import core
 from .config import SpitConfig
-from .render import RENDER_MODES, render_text
+from .render import RENDER_MODES, render
 from .rules import N_ACTIONS, OBS_DIM, check_action, check_deal
 
 __all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "check_deal", "check_render_mode"]
@@ -233,11 +233,7 @@ class SpitParallelEnv(ParallelEnv):
         """"ansi": the table as text; "human": print it (returns None); None: returns None."""
         if self.render_mode is None or self._state is None:
             return None
-        text = render_text(self.snapshot(), tuple(self.possible_agents))
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(self.snapshot(), tuple(self.possible_agents), self.render_mode)
 
     def close(self):
         pass

@@ -102,3 +102,15 @@ def render_text(snapshot: dict, names=("player_0", "player_1")) -> str:
     except KeyError as err:
         raise ValueError(f"snapshot is missing the key {err.args[0]!r}") from None
     return "\n".join(lines)
+
+
+def render(snapshot: dict, names: tuple[str, str], render_mode: str | None):
+    """What an environment's ``render()`` returns for ``render_mode``: the text for "ansi",
+    None after printing it for "human", None for None."""
+    if render_mode is None:
+        return None
+    text = render_text(snapshot, names)
+    if render_mode == "human":
+        print(text)
+        return None
+    return text
