@@ -87,7 +87,8 @@ class Player:
 
     @classmethod
     def parse(cls, spec: str | Player) -> Player:
-        """A Player from a name or profile "name@latency".
+        """A Player from a name or profile "name@latency"; a path to a trained model
+        ("runs/x/model.zip", optionally "@latency") is the "ppo" policy loaded from it.
 
         Raises:
             ValueError: a bad profile (see ``parse_profile``).
@@ -95,6 +96,8 @@ class Player:
         if isinstance(spec, Player):
             return spec
         name, latency = parse_profile(spec)
+        if name.endswith(".zip"):
+            return cls(spec, "ppo", latency, {"path": name})
         return cls(spec, name, latency)
 
     def build(self, seat_latency: Latency):
@@ -510,7 +513,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
         "latency study of one bot.",
     )
     p.add_argument("--players", default="random,greedy,chain,racer",
-                   help="comma-separated policy names or profiles name@latency (default: %(default)s)")
+                   help="comma-separated policy names, profiles name@latency, or paths of trained models (model.zip) (default: %(default)s)")
     p.add_argument("--games", type=int, default=200,
                    help="duplicate deals per pairing; each is played twice (default: %(default)s)")
     p.add_argument("--latency", default="club",

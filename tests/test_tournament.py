@@ -194,3 +194,12 @@ def test_command_line_help_and_errors(capsys):
         T.main(["--games", "0"])
     assert exc.value.code == 2
 
+
+
+def test_a_model_path_is_the_ppo_policy_loaded_from_it():
+    from experiments.tournament import Player
+
+    player = Player.parse("runs/a/model.zip@expert")
+    assert (player.policy, player.kwargs["path"]) == ("ppo", "runs/a/model.zip")
+    assert player.latency is not None and player.latency.name == "expert"
+    assert Player.parse("greedy").kwargs == {}
