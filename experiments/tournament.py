@@ -538,6 +538,18 @@ def _parse_args(argv=None) -> argparse.Namespace:
         p.error("--games must be >= 1")
     if args.batch < 1:
         p.error("--batch must be >= 1")
+    players = [s.strip() for s in args.players.split(",") if s.strip()]
+    for spec in players + ([args.latency_study] if args.latency_study else []):
+        try:
+            Player.parse(spec).build(Latency.preset("club"))
+        except (ValueError, OSError) as err:
+            p.error(f"--players / --latency-study: {spec!r}: {err}")
+    if not args.no_tournament and len(set(players)) < 2:
+        p.error(f"--players needs at least 2 distinct players, got {players}")
+    try:
+        Latency.parse(args.latency)
+    except ValueError as err:
+        p.error(f"--latency: {err}")
     return args
 
 

@@ -154,10 +154,15 @@ class SpitVecEnv(VecEnv):
         a = np.asarray(actions)
         if a.shape == (b, 1):
             a = a[:, 0]
-        if a.shape != (b,) or a.dtype.kind not in "iu" or ((a < 0) | (a >= N_ACTIONS)).any():
+        if a.shape != (b,) or a.dtype.kind not in "iu":
             raise ValueError(
                 f"actions must be ({b},) integer action ids 0-{N_ACTIONS - 1}, got shape {a.shape} "
                 f"dtype {a.dtype}"
+            )
+        bad = np.flatnonzero((a < 0) | (a >= N_ACTIONS))
+        if bad.size:
+            raise ValueError(
+                f"actions must be action ids 0-{N_ACTIONS - 1}, got actions[{bad[0]}] = {a[bad[0]]}"
             )
         learner_obs, rewards, term, trunc, _ = self._duel.play(
             a.astype(np.int64, copy=False), np.ones(b, bool), self._rng, learner_only=True
