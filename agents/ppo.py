@@ -62,11 +62,14 @@ class PPOPolicy:
             is deep-copied, so later training of ``model`` does not change this policy (a frozen
             snapshot, as self-play needs). A model saved by the training script carries
             ``spit_options``; with ``mask_wait`` the policy never WAITs when it has another
-            legal move, as in training.
+            legal move, as in training; with ``obs_mask`` the network's input is the (D,)
+            observation followed by the (23,) legal mask (after ``mask_wait``) as 0/1 floats.
+            Models saved without the option (older ones) take the plain observation.
         deterministic: play the most probable legal action (default) instead of sampling one.
 
     Raises:
-        ValueError: a model whose observation or action space does not match Spit's (D, 23).
+        ValueError: a model whose observation or action space does not match Spit's (D, 23),
+            or (D + 23, 23) with ``obs_mask``.
     """
 
     def __init__(self, model, deterministic: bool = True):
@@ -74,11 +77,14 @@ class PPOPolicy:
         from torch import nn
 
         policy = getattr(model, "policy", model)
+        #: options the training script saved with the model (``spit_options``), e.g. mask_wait
+        self.options = dict(getattr(model, "spit_options", {}) or {})
         obs_shape = tuple(policy.observation_space.shape)
         n_actions = getattr(policy.action_space, "n", None)
-        if obs_shape != (OBS_DIM,) or n_actions != N_ACTIONS:
+        dim = OBS_DIM + (N_ACTIONS if self.options.get("obs_mask") else 0)
+        if obs_shape != (dim,) or n_actions != N_ACTIONS:
             raise ValueError(
-                f"model: expected observation shape ({OBS_DIM},) and {N_ACTIONS} actions, "
+                f"model: expected observation shape ({dim},) and {N_ACTIONS} actions, "
                 f"got {obs_shape} and {n_actions}"
             )
         if not isinstance(deterministic, bool):
@@ -91,18 +97,29 @@ class PPOPolicy:
             p.requires_grad_(False)
         self._torch = torch
         self.deterministic = deterministic
-        #: options the training script saved with the model (``spit_options``), e.g. mask_wait
-        self.options = dict(getattr(model, "spit_options", {}) or {})
 
     @classmethod
     def load(cls, path, deterministic: bool = True) -> PPOPolicy:
         """A policy from a saved model file (see :func:`load_model`)."""
         return cls(load_model(path), deterministic=deterministic)
 
-    def logits(self, observations: np.ndarray) -> np.ndarray:
-        """(B, 23) float32 unmasked action logits for (B, D) observations."""
+    def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
+        """(B, 23) float32 unmasked action logits for (B, D) observations.
+
+        ``action_masks`` (B, 23) bool, the masks the policy plays with (after ``mask_wait``),
+        is required by an ``obs_mask`` model (it is part of the network's input) and ignored
+        otherwise.
+
+        Raises:
+            ValueError: an ``obs_mask`` model without ``action_masks``.
+        """
         torch = self._torch
-        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+        obs = np.asarray(observations, dtype=np.float32)
+        if self.options.get("obs_mask"):
+            if action_masks is None:
+                raise ValueError("action_masks: this model takes the legal mask as input; pass it")
+            obs = np.concatenate([obs, np.asarray(action_masks, dtype=np.float32)], axis=1)
+        obs = torch.as_tensor(obs)
         with torch.no_grad():
             return self._actor(obs).numpy()
 
@@ -114,7 +131,7 @@ class PPOPolicy:
             return np.zeros(0, dtype=np.int64)
         if self.options.get("mask_wait"):
             masks = mask_idle_wait(masks)
-        scores = np.where(masks, self.logits(observations), -np.inf)
+        scores = np.where(masks, self.logits(observations, masks), -np.inf)
         if not self.deterministic:
             # Gumbel-max: argmax(logit + Gumbel noise) is a draw from softmax(logits).
             scores = scores + rng.gumbel(size=scores.shape)

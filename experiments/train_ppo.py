@@ -40,6 +40,12 @@ Learning at the default settings rests on three choices (measured; see each fiel
   stalling a lost game is never worth it.
 * forced WAITs are skipped (``--skip-forced-waits``): about 60% of a player's decisions have
   WAIT as the only legal move; up to two of them per step are played for the learner.
+* ``--obs-mask`` (on): the network's input is the observation followed by the learner's legal
+  mask (D + 23 floats), so it need not infer legality from the one-hot ranks.
+* ``--bc-steps``: a behaviour-cloning warm start. The ``--bc-teacher`` bot (racer) plays the
+  learner's seat for ``--bc-samples`` decisions, and the actor is fitted to its moves with
+  masked cross-entropy before PPO starts, so PPO starts near the bot's strength instead of
+  random's (the value network is left to PPO).
 
 Speed: the script times every call into the environment (steps, resets, action masks) and
 reports environment steps per second and the environment's share of the training wall time
@@ -127,6 +133,23 @@ class Args:
     """Take WAIT out of the learner's legal moves whenever it has another one, so it never idles
     when it can act (like the greedy bot). Saved with the model: agents.make("ppo") applies
     the same rule when it plays."""
+    obs_mask: bool = True
+    """Append the learner's legal-move mask (23 floats, after --mask-wait) to the observation,
+    so the network sees legality directly instead of inferring it from the one-hot ranks
+    (observation length D + 23). Saved with the model: agents.ppo.PPOPolicy appends it too."""
+    bc_steps: int = 1500
+    """Behaviour-cloning warm start: gradient steps of masked cross-entropy that fit the actor
+    to --bc-teacher's moves before PPO starts (0 = off; the value network is left to PPO; not
+    done with --resume). ~1 min at the default sizes."""
+    bc_teacher: str = "racer"
+    """The bot (name or profile) whose moves the warm start imitates."""
+    bc_samples: int = 300_000
+    """(observation, mask, teacher move) pairs collected for the warm start, played by the
+    teacher in the learner's seat against the first --opponent stage."""
+    bc_batch_size: int = 1024
+    """Minibatch size of the warm start."""
+    bc_learning_rate: float = 1e-3
+    """Adam learning rate of the warm start."""
     skip_forced_waits: bool = True
     """Play WAIT for the learner whenever it is its only legal move, so that every step PPO sees
     is a real choice (the same game; ~2.5x fewer steps per game)."""
@@ -244,8 +267,9 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
     """
     _positive(args, "total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs",
               "learning_rate", "eval_games", "eval_games_during", "torch_threads",
-              "self_play_every", "self_play_pool", "mix_groups")
-    for name in ("eval_freq", "checkpoint_freq", "ent_coef", "shaping"):
+              "self_play_every", "self_play_pool", "mix_groups", "bc_samples",
+              "bc_batch_size", "bc_learning_rate")
+    for name in ("eval_freq", "checkpoint_freq", "ent_coef", "shaping", "bc_steps"):
         if getattr(args, name) < 0:
             raise ArgumentError(f"{_flag(name)} must be >= 0, got {getattr(args, name)}")
     if args.batch_size > args.num_envs * args.n_steps:
@@ -284,6 +308,8 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             raise ArgumentError(f"--curriculum-switch must be increasing fractions in (0, 1), got {fr}")
     if args.curriculum_threshold is not None and len(stages) > 1 and args.eval_freq == 0:
         raise ArgumentError("--curriculum-threshold needs evaluations during training (--eval-freq > 0)")
+    if args.bc_steps:
+        parse_opponent(args.bc_teacher, "--bc-teacher")
     for spec in args.eval_opponents:
         if spec != "strongest":
             parse_opponent(spec, "--eval-opponents")
@@ -331,6 +357,8 @@ def split_groups(weights, groups: int) -> list[int]:
 def _make_vec_env_class():
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
+    from spit_env.rules import N_ACTIONS
+
     class SplitVecEnv(VecEnv):
         """The training VecEnv: ``num_envs`` game rows split into G groups, each a SpitVecEnv
         with its own opponent ("rows split"), stepped one after the other and concatenated.
@@ -340,10 +368,12 @@ def _make_vec_env_class():
         Group g plays the games of seed ``group_seed(seed, g)``.
 
         It also times every call into the SpitVecEnvs (``env_seconds``), so the training
-        script can report the environment's share of the wall time.
+        script can report the environment's share of the wall time. With ``obs_mask`` every
+        observation is (D + 23,): the learner's observation, then its legal-move mask (after
+        ``mask_wait``) as 0/1 floats; a terminal observation gets an all-zero mask.
         """
 
-        def __init__(self, sizes: list[int], make):
+        def __init__(self, sizes: list[int], make, obs_mask: bool = False, mask_wait: bool = False):
             self.groups = [make(n, g) for g, n in enumerate(sizes)]
             self.bounds = np.cumsum([0] + list(sizes))
             self.env_seconds = 0.0
@@ -351,9 +381,16 @@ def _make_vec_env_class():
             self._started = False
             self._restart: set[int] = set()
             self.truncation_reward: float | None = None
-            self.mask_wait = False
+            self.mask_wait = mask_wait
+            self.obs_mask = obs_mask
+            self._masks = None  # the masks of the current observations, computed once per step
             first = self.groups[0]
-            super().__init__(int(self.bounds[-1]), first.observation_space, first.action_space)
+            space = first.observation_space
+            if obs_mask:
+                from gymnasium import spaces
+
+                space = spaces.Box(0.0, 1.0, (space.shape[0] + N_ACTIONS,), np.float32)
+            super().__init__(int(self.bounds[-1]), space, first.action_space)
 
         def _slices(self):
             return [slice(int(a), int(b)) for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)]
@@ -382,7 +419,8 @@ def _make_vec_env_class():
             self.env_seconds += time.perf_counter() - t
             self._started = True
             self._restart.clear()
-            return obs
+            self._masks = None
+            return self._with_mask(obs)
 
         def step_async(self, actions) -> None:
             self._actions = np.asarray(actions)
@@ -404,7 +442,19 @@ def _make_vec_env_class():
             rewards = np.concatenate([p[1] for p in parts])
             dones = np.concatenate([p[2] for p in parts])
             infos = [info for p in parts for info in p[3]]
-            return obs, rewards, dones, infos
+            self._masks = None
+            if self.obs_mask:
+                for info in infos:
+                    if "terminal_observation" in info:
+                        term = info["terminal_observation"]
+                        info["terminal_observation"] = np.concatenate(
+                            [term, np.zeros(N_ACTIONS, np.float32)]).astype(np.float32)
+            return self._with_mask(obs), rewards, dones, infos
+
+        def _with_mask(self, obs):
+            if not self.obs_mask:
+                return obs
+            return np.concatenate([obs, self.action_masks().astype(np.float32)], axis=1)
 
         def _score_truncation(self, obs, rewards, dones, infos):
             rewards = np.asarray(rewards, np.float32).copy()
@@ -425,12 +475,15 @@ def _make_vec_env_class():
 
         def action_masks(self) -> np.ndarray:
             """(num_envs, 23) bool: the learner's legal moves in each row."""
+            if self._masks is not None:
+                return self._masks.copy()
             t = time.perf_counter()
             masks = np.concatenate([env.action_masks() for env in self.groups])
             self.env_seconds += time.perf_counter() - t
             if self.mask_wait:
                 masks = mask_idle_wait(masks)
-            return masks
+            self._masks = masks
+            return masks.copy()
 
         def close(self) -> None:
             for env in self.groups:
@@ -555,10 +608,79 @@ def make_env(args: Args, stages):
                           learner_seat=seat, reward=args.reward, shaping=args.shaping,
                           episode=args.episode)
 
-    split = _make_vec_env_class()(sizes, make)
+    split = _make_vec_env_class()(sizes, make, obs_mask=args.obs_mask, mask_wait=args.mask_wait)
     split.truncation_reward = args.truncation_reward
-    split.mask_wait = args.mask_wait
     return split, VecMonitor(split)
+
+
+# --- behaviour-cloning warm start ---------------------------------------------------------------
+
+
+def collect_teacher_data(args: Args, stages, teacher: str, samples: int):
+    """(observations (N, D') float32, masks (N, 23) bool, actions (N,) int64): ``teacher``
+    playing the learner's seat of the training environment (same wrappers, so D' and the
+    masks are what the learner sees) against the first stage's first opponent, on games of a
+    seed distinct from the training games'. N >= ``samples``; the teacher's moves that the
+    learner's mask forbids are played but not recorded."""
+    from dataclasses import replace
+
+    from spit_env.policy import make_policy
+    from spit_env.rules import OBS_DIM
+
+    bc_args = replace(args, self_play=False,
+                      seed=int(np.random.SeedSequence([args.seed, 0xBC]).generate_state(1)[0]))
+    split, _ = make_env(bc_args, [[stages[0][0]]])
+    split.set_group_opponent(0, stages[0][0][0], stages[0][0][0])
+    policy = make_policy(teacher)
+    rng = np.random.default_rng(bc_args.seed)
+    obs = split.reset()
+    all_obs, all_masks, all_actions = [], [], []
+    n = 0
+    while n < samples:
+        masks = split.action_masks()
+        actions = np.asarray(policy(obs[:, :OBS_DIM], masks, rng), dtype=np.int64)
+        # A bot may WAIT on purpose (racer: ~10% of its decisions) where --mask-wait forbids
+        # it to the learner; those moves cannot be imitated and are left out.
+        keep = masks[np.arange(len(actions)), actions]
+        all_obs.append(obs[keep])
+        all_masks.append(masks[keep])
+        all_actions.append(actions[keep])
+        n += int(keep.sum())
+        obs, _, _, _ = split.step(actions)
+    split.close()
+    return np.concatenate(all_obs), np.concatenate(all_masks), np.concatenate(all_actions)
+
+
+def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_size: int,
+                    learning_rate: float, seed: int) -> dict:
+    """Fit the actor of ``model`` (policy MLP and action head; the value network is untouched)
+    to the teacher's moves with masked cross-entropy (illegal logits -inf), ``steps`` Adam
+    steps on random minibatches. Returns {"loss", "accuracy"} on the last 10% of the steps."""
+    import torch
+
+    policy = model.policy
+    params = list(policy.mlp_extractor.policy_net.parameters()) + list(policy.action_net.parameters())
+    optimiser = torch.optim.Adam(params, lr=learning_rate)
+    obs_t = torch.as_tensor(observations)
+    mask_t = torch.as_tensor(masks)
+    act_t = torch.as_tensor(actions)
+    gen = torch.Generator().manual_seed(int(seed))
+    policy.set_training_mode(True)
+    losses, hits = [], []
+    for k in range(steps):
+        idx = torch.randint(0, len(act_t), (batch_size,), generator=gen)
+        features = policy.extract_features(obs_t[idx], policy.pi_features_extractor)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+        logits = logits.masked_fill(~mask_t[idx], -1e8)
+        loss = torch.nn.functional.cross_entropy(logits, act_t[idx])
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        if k >= steps - max(steps // 10, 1):
+            losses.append(float(loss.detach()))
+            hits.append(float((logits.argmax(1) == act_t[idx]).float().mean()))
+    policy.set_training_mode(False)
+    return {"loss": float(np.mean(losses)), "accuracy": float(np.mean(hits))}
 
 
 # --- evaluation ---------------------------------------------------------------------------------
@@ -840,6 +962,14 @@ def train(args: Args) -> dict:
     out = Path(args.out) if args.out is not None else _default_out(args)
     out.mkdir(parents=True, exist_ok=True)
     eval_opponents = resolve_eval_opponents(args.eval_opponents)
+    if args.resume is not None:
+        # the network's input is fixed by the checkpoint: build the env to match it
+        from dataclasses import replace
+
+        from agents.ppo import load_model
+
+        saved = getattr(load_model(args.resume), "spit_options", {}) or {}
+        args = replace(args, obs_mask=bool(saved.get("obs_mask", False)))
     timed, env = make_env(args, stages)
 
     previous = {}
@@ -857,14 +987,31 @@ def train(args: Args) -> dict:
             tensorboard_log=tb, seed=args.seed, device="cpu", verbose=args.verbose,
         )
     # a plain attribute: SB3 saves it in model.zip, and agents.ppo.PPOPolicy reads it back
-    model.spit_options = {**getattr(model, "spit_options", {}), "mask_wait": args.mask_wait}
+    if args.resume is None:
+        model.spit_options = {"mask_wait": args.mask_wait, "obs_mask": args.obs_mask}
+    else:  # the network's input is fixed by the checkpoint
+        model.spit_options = {**getattr(model, "spit_options", {}), "mask_wait": args.mask_wait}
     start_steps = int(model.num_timesteps)
+    bc = None
+    if args.bc_steps and args.resume is None:  # a warm start is for a fresh network only
+        t = time.perf_counter()
+        data = collect_teacher_data(args, stages, args.bc_teacher, args.bc_samples)
+        t_collect = time.perf_counter() - t
+        bc = behaviour_clone(model, *data, steps=args.bc_steps, batch_size=args.bc_batch_size,
+                             learning_rate=args.bc_learning_rate, seed=args.seed)
+        bc.update(teacher=args.bc_teacher, samples=len(data[2]), collect_seconds=round(t_collect, 2),
+                  seconds=round(time.perf_counter() - t, 2))
+        print(f"behaviour cloning of {args.bc_teacher}: {bc['samples']:,} samples in "
+              f"{t_collect:.0f} s, {args.bc_steps} steps, total {bc['seconds']:.0f} s, "
+              f"last loss {bc['loss']:.3f}, accuracy {bc['accuracy']:.3f}")
+        del data
     config = {
         **_jsonable(asdict(args)),
         "out": str(out),
         "opponent_stages": [_stage_label(s) for s in stages],
         "eval_opponents": eval_opponents,
         "resumed_from_timesteps": start_steps,
+        "behaviour_cloning": bc,
         "model_hyperparameters": {
             "n_steps": model.n_steps, "batch_size": model.batch_size, "n_epochs": model.n_epochs,
             "gamma": model.gamma, "gae_lambda": model.gae_lambda, "ent_coef": model.ent_coef,

@@ -1,8 +1,10 @@
 """Smoke test of the training script (cleanrl style: the script itself in a subprocess, toy sizes).
 
-It trains for a couple of thousand steps, checks the run folder, loads the model through
-``agents.make("ppo", path=...)`` and plays it in a small duplicate-deal match, resumes from a
-checkpoint (the step count goes on), and checks that a bad argument fails with a clear message.
+It trains for a couple of thousand steps after a tiny behaviour-cloning warm start, checks the
+run folder, loads the model through ``agents.make("ppo", path=...)`` and plays it in a small
+duplicate-deal match, resumes from a checkpoint (the step count goes on), trains a model without
+the mask in its input (the older format) and plays it, and checks that a bad argument fails with
+a clear message. In-process tests check the observation-with-mask env and the warm start's fit.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ TINY = [
     "--net-arch", "32", "32", "--eval-games", "4", "--eval-games-during", "2",
     "--eval-freq", "1024", "--eval-opponents", "random", "greedy",
     "--eval-max-game-ms", "60000", "--checkpoint-freq", "1024", "--torch-threads", "1",
-    "--no-progress-bar", "--no-tensorboard",
+    "--no-progress-bar", "--no-tensorboard", "--bc-samples", "300", "--bc-batch-size", "64",
 ]
 
 
@@ -41,7 +43,7 @@ def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("ppo_run")
-    proc = _run("--total-timesteps", "2048", "--out", str(out), *TINY)
+    proc = _run("--total-timesteps", "2048", "--out", str(out), "--bc-steps", "5", *TINY)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
@@ -61,7 +63,10 @@ def test_training_writes_the_run_folder(run_dir):
     assert result["history"], "no evaluation during training"
     speed = result["speed"]
     assert speed["timesteps"] >= 2048 and 0 < speed["env_share_of_training"] < 1
-    assert json.loads((run_dir / "config.json").read_text())["opponent"] == "greedy"
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["opponent"] == "greedy"
+    assert config["behaviour_cloning"]["samples"] >= 300
+    assert config["obs_mask"] is True
 
 
 def test_trained_model_plays_through_the_registry(run_dir):
@@ -80,6 +85,9 @@ def test_trained_model_plays_through_the_registry(run_dir):
     actions = policy(obs, masks, rng)
     assert actions.shape == (5,) and actions.dtype == np.int64
     assert masks[np.arange(5), actions].all(), "the policy chose a masked action"
+    assert policy.options["obs_mask"] is True
+    with pytest.raises(ValueError, match="action_masks"):
+        policy.logits(obs)
     sampling = make_policy("ppo", path=run_dir / "model.zip", deterministic=False)
     assert masks[np.arange(5), sampling(obs, masks, rng)].all()
 
@@ -97,7 +105,78 @@ def test_resume_continues_counting(run_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((tmp_path / "eval.json").read_text())
     assert result["config"]["resumed_from_timesteps"] == start
+    assert result["config"]["behaviour_cloning"] is None, "a resumed run was warm-started again"
     assert result["final"]["timesteps"] >= start + 1024
+
+
+def test_model_without_mask_input_still_plays(tmp_path):
+    from experiments.tournament import Player, play_pairing
+    from spit_env import SpitConfig
+    from spit_env.policy import make_policy
+    from spit_env.rules import OBS_DIM
+
+    proc = _run("--total-timesteps", "1024", "--out", str(tmp_path), "--no-obs-mask",
+                "--bc-steps", "0", *TINY)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    policy = make_policy("ppo", path=tmp_path / "model.zip")
+    assert not policy.options.get("obs_mask")
+    assert policy.logits(np.zeros((2, OBS_DIM), np.float32)).shape == (2, 23)
+    me = Player("ppo", "ppo", None, {"path": tmp_path / "model.zip"})
+    res = play_pairing(me, "random", 2, config=SpitConfig(max_game_ms=60_000), seed=1)
+    assert res.games == 4
+
+
+def test_observation_carries_the_learners_mask():
+    from experiments.train_ppo import Args, make_env, parse_opponent
+    from spit_env.rules import OBS_DIM
+
+    split, env = make_env(Args(num_envs=6, seed=3), parse_opponent("greedy"))
+    assert env.observation_space.shape == (OBS_DIM + 23,)
+    obs = env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        masks = split.action_masks()
+        assert obs.shape == (6, OBS_DIM + 23) and obs.dtype == np.float32
+        assert (obs[:, OBS_DIM:] == masks).all()
+        # --mask-wait (default): never WAIT beside another legal move
+        assert not (masks[:, 0] & masks[:, 1:].any(axis=1)).any()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, _, dones, infos = env.step(actions)
+        for i in np.flatnonzero(dones):
+            assert infos[i]["terminal_observation"].shape == (OBS_DIM + 23,)
+    env.close()
+
+
+def test_behaviour_cloning_fits_the_teacher():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from experiments.train_ppo import (
+        Args,
+        behaviour_clone,
+        collect_teacher_data,
+        make_env,
+        parse_opponent,
+    )
+
+    torch.set_num_threads(1)
+    args = Args(num_envs=16, seed=1)
+    stages = parse_opponent("random")
+    obs, masks, actions = collect_teacher_data(args, stages, "greedy", 2000)
+    assert len(obs) == len(masks) == len(actions) >= 2000
+    assert masks[np.arange(len(actions)), actions].all(), "a recorded move is not legal"
+    _, env = make_env(args, stages)
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, seed=0, device="cpu",
+                        policy_kwargs=dict(net_arch=dict(pi=[64], vf=[64])))
+    value_before = [p.detach().clone() for p in model.policy.mlp_extractor.value_net.parameters()]
+    before = behaviour_clone(model, obs, masks, actions, steps=1, batch_size=256,
+                             learning_rate=1e-3, seed=0)
+    after = behaviour_clone(model, obs, masks, actions, steps=300, batch_size=256,
+                            learning_rate=1e-3, seed=0)
+    assert after["loss"] < before["loss"] and after["accuracy"] > before["accuracy"]
+    for p, q in zip(value_before, model.policy.mlp_extractor.value_net.parameters(), strict=True):
+        assert torch.equal(p, q), "the warm start changed the value network"
+    env.close()
 
 
 @pytest.mark.parametrize(
@@ -107,6 +186,7 @@ def test_resume_continues_counting(run_dir, tmp_path):
         (["--opponent", "nobody"], "--opponent"),
         (["--batch-size", "10000", "--num-envs", "2", "--n-steps", "8"], "--batch-size"),
         (["--total-timesteps", "lots"], "--total-timesteps"),
+        (["--bc-steps", "10", "--bc-teacher", "nobody"], "--bc-teacher"),
     ],
 )
 def test_bad_argument_fails_naming_it(args, named, tmp_path):
