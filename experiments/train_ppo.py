@@ -58,6 +58,7 @@ import json
 import os
 import sys
 import time
+import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -71,9 +72,9 @@ __all__ = ["Args", "main", "parse_opponent", "train"]
 class Args:
     """Train MaskablePPO on Spit (spit-env) and evaluate it against the bots."""
 
-    total_timesteps: int = 3_000_000
-    """Learner decisions (VecEnv steps summed over games) to train for in this run; with --resume
-    they are added to the checkpoint's count."""
+    total_timesteps: int = 1_000_000
+    """Learner decisions (VecEnv steps summed over games) to train for in this run, rounded up to
+    whole rollouts of num_envs * n_steps; with --resume they are added to the checkpoint's count."""
     opponent: str = "greedy"
     """Opponent: a policy name ("greedy"), a profile ("greedy@expert"), a weighted mix
     ("random:0.3,greedy:0.7") or a curriculum of those joined by "->" ("random->greedy")."""
@@ -81,7 +82,7 @@ class Args:
     """Seed of the training games, the network initialisation and the sampling."""
     out: Path | None = None
     """Run folder for model.zip, eval.json, config.json, learning_curve.png, tb/ and
-    checkpoints/ (default: runs/ppo_<opponent>_s<seed>)."""
+    checkpoints/; None means runs/ppo_<opponent>_s<seed>."""
     num_envs: int = 512
     """Games played at once (the VecEnv's num_envs)."""
     n_steps: int = 32
@@ -159,7 +160,7 @@ class Args:
     eval_games: int = 1000
     """Duplicate deals of the final evaluation against each bot (each deal played twice, seats
     swapped)."""
-    eval_freq: int = 1_000_000
+    eval_freq: int = 500_000
     """Steps between evaluations during training (0 = only the final one)."""
     eval_games_during: int = 100
     """Duplicate deals per bot of the evaluations during training."""
@@ -178,9 +179,10 @@ class Args:
     resume: Path | None = None
     """Continue training from this checkpoint (a model .zip): the step count goes on from it."""
     torch_threads: int = 1
-    """torch.set_num_threads for training and inference. 1 by default: with 2, torch's worker
-    threads contend with the environment (and anything else) for the 2 cores; measured 6,300
-    vs 340 steps/s on the shared machine."""
+    """torch.set_num_threads for training and inference. 1 by default: more torch worker
+    threads than free cores contend with the environment and slow training down sharply on a
+    small machine (measured on a 2-core machine: about 20x slower with 2 threads while another
+    process was running)."""
     progress_bar: bool = True
     """Show a progress bar (tqdm/rich)."""
     tensorboard: bool = True
@@ -326,6 +328,10 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
         raise ArgumentError(f"--eval-max-game-ms: {err}") from None
     if args.resume is not None and not Path(args.resume).is_file():
         raise ArgumentError(f"--resume: no checkpoint file at {str(args.resume)!r}")
+    if args.resume is not None and not zipfile.is_zipfile(args.resume):
+        raise ArgumentError(f"--resume: {str(args.resume)!r} is not a model .zip saved by SB3")
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ArgumentError(f"--out: {str(args.out)!r} exists and is not a folder")
     return stages
 
 
@@ -904,8 +910,9 @@ def plot_learning_curve(eval_json: dict, path: Path) -> None:
     for name in names:
         pts = [(p["timesteps"], p["results"][name]) for p in points if name in p["results"]]
         x = [t for t, _ in pts]
-        ax1.plot(x, [r["win_rate"] for _, r in pts], "o-", label=name)
-        ax1.fill_between(x, [r["ci_low"] for _, r in pts], [r["ci_high"] for _, r in pts], alpha=0.2)
+        y = np.array([r["win_rate"] for _, r in pts])
+        err = [y - [r["ci_low"] for _, r in pts], np.array([r["ci_high"] for _, r in pts]) - y]
+        ax1.errorbar(x, y, yerr=err, fmt="o-", capsize=4, label=name)
     ax1.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax1.set_ylim(0, 1)
     ax1.set_xlabel("timesteps (learner decisions)")
