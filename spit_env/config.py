@@ -127,3 +127,16 @@ def _check_choice(name: str, value, choices) -> None:
 def _check_bool(name: str, value) -> None:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def check_config(config) -> SpitConfig:
+    """``config`` as a SpitConfig: None means the defaults.
+
+    Raises:
+        ValueError: anything but a SpitConfig or None.
+    """
+    if config is None:
+        return SpitConfig()
+    if not isinstance(config, SpitConfig):
+        raise ValueError(f"config must be a SpitConfig or None, got {type(config).__name__}")
+    return config

@@ -37,7 +37,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from . import rules, streams
-from .config import SpitConfig
+from .config import SpitConfig, check_config
 
 __all__ = [
     "CoreState",
@@ -341,14 +341,6 @@ class _Events:
 
 
 # --- validation ----------------------------------------------------------------------------------
-def _check_config(config) -> SpitConfig:
-    if config is None:
-        return SpitConfig()
-    if not isinstance(config, SpitConfig):
-        raise ValueError(f"config must be a SpitConfig or None, got {type(config).__name__}")
-    return config
-
-
 def _check_int(name: str, value, lo=None) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an integer, got {value!r}")
@@ -432,7 +424,7 @@ def init(config: SpitConfig | None, batch_size: int, seed: int = 0, *, first_gam
     Returns:
         CoreState. Raises ValueError for a bad config, size, seed, game id or deal.
     """
-    config = _check_config(config)
+    config = check_config(config)
     batch = _check_int("batch_size", batch_size, 1)
     seed = _check_int("seed", seed)
     first_game = _check_int("first_game", first_game)

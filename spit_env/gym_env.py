@@ -45,8 +45,8 @@ import numpy as np
 from gymnasium import spaces
 
 from . import core
-from .config import SpitConfig
-from .parallel_env import check_config, check_deal, check_render_mode, next_game
+from .config import SpitConfig, check_config
+from .parallel_env import check_deal, check_render_mode, next_game
 from .policy import apply_profile, call_policy
 from .render import RENDER_MODES, render
 from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS, OBS_DIM, WAIT, check_action

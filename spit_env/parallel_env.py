@@ -39,7 +39,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
 from . import core
-from .config import SpitConfig
+from .config import SpitConfig, check_config
 from .render import RENDER_MODES, render
 from .rules import N_ACTIONS, OBS_DIM, check_action, check_deal
 
@@ -52,15 +52,6 @@ def check_render_mode(render_mode) -> None:
     """Raise ValueError naming ``render_mode`` and the allowed values unless it is allowed."""
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
-
-
-def check_config(config) -> SpitConfig:
-    """``config`` (None -> defaults) as a SpitConfig, or ValueError."""
-    if config is None:
-        return SpitConfig()
-    if not isinstance(config, SpitConfig):
-        raise ValueError(f"config must be a SpitConfig or None, got {type(config).__name__}")
-    return config
 
 
 def os_seed() -> int:

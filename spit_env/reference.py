@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import rules, streams
-from .config import SpitConfig
+from .config import SpitConfig, check_config
 from .latency import Latency
 
 PLAYERS = (0, 1)
@@ -109,10 +109,7 @@ class ReferenceGame:
 
     def __init__(self, config: SpitConfig | None = None, seed: int = 0, game_id: int = 0,
                  deal=None):
-        if config is None:
-            config = SpitConfig()
-        if not isinstance(config, SpitConfig):
-            raise ValueError(f"config must be a SpitConfig or None, got {type(config).__name__}")
+        config = check_config(config)
         if not _is_int(seed):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         if not _is_int(game_id):

@@ -178,8 +178,9 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
+    from .config import check_config
     from .gym_env import SpitGymEnv
-    from .parallel_env import check_config, env, parallel_env
+    from .parallel_env import env, parallel_env
     from .policy import uniform_legal
     from .vec_env import SpitVecEnv
 
