@@ -45,7 +45,7 @@ from .config import SpitConfig
 from .gym_env import Duel
 from .parallel_env import check_render_mode, check_seed, os_seed
 from .render import render_text
-from .rules import N_ACTIONS, OBS_DIM
+from .rules import N_ACTIONS, OBS_DIM, WAIT
 
 __all__ = ["SpitVecEnv"]
 
@@ -63,6 +63,9 @@ class SpitVecEnv(VecEnv):
         learner_seat: 0, 1 or "random".
         reward: "game" or "round". shaping: float. episode: "game" or "round".
         render_mode: None, "ansi" or "human".
+        skip_forced_waits: after the learner's decision, up to this many further decisions whose
+            only legal move is WAIT are played for it within the same step (their rewards add
+            up; the game is unchanged). 0 (default): every decision is the learner's.
 
     Raises:
         ValueError: any bad argument (the message names it and the allowed values).
@@ -70,8 +73,12 @@ class SpitVecEnv(VecEnv):
 
     def __init__(self, num_envs: int, opponent="greedy", config: SpitConfig | None = None,
                  seed: int = 0, learner_seat="random", reward: str = "game", shaping: float = 0.0,
-                 episode: str = "game", render_mode: str | None = None):
+                 episode: str = "game", render_mode: str | None = None, skip_forced_waits: int = 0):
         check_render_mode(render_mode)
+        if isinstance(skip_forced_waits, bool) or not isinstance(skip_forced_waits, (int, np.integer)) \
+                or not 0 <= skip_forced_waits <= 16:
+            raise ValueError(f"skip_forced_waits must be an integer in 0..16, got {skip_forced_waits!r}")
+        self.skip_forced_waits = int(skip_forced_waits)
         self.render_mode = render_mode
         self._duel = Duel(config, num_envs, opponent, learner_seat, reward, shaping, episode)
         self._seed = check_seed(seed)
@@ -129,8 +136,6 @@ class SpitVecEnv(VecEnv):
             self._next_seed = None
         self._duel.start(self._seed, self._next_game, self._draw_seats(np.ones(b, bool)))
         self._next_game += b
-        # self._obs: the last learner observations (B, D); a subclass may store the (B, 2, D)
-        # observations of both seats there instead (Duel.play's default return)
         self._obs = self._duel.learner_observe()
         self.reset_infos = [{} for _ in range(b)]
         self._reset_seeds()
@@ -164,26 +169,43 @@ class SpitVecEnv(VecEnv):
             raise ValueError(
                 f"actions must be action ids 0-{N_ACTIONS - 1}, got actions[{bad[0]}] = {a[bad[0]]}"
             )
-        learner_obs, rewards, term, trunc, _ = self._duel.play(
-            a.astype(np.int64, copy=False), np.ones(b, bool), self._rng, learner_only=True
-        )
-        dones = term | trunc
         infos: list[dict] = [{} for _ in range(b)]
-        if dones.any():
-            ended = np.flatnonzero(dones)
-            for i in ended:
-                infos[i]["terminal_observation"] = learner_obs[i].copy()
+        rewards, dones = self._advance(a.astype(np.int64, copy=False), np.ones(b, bool), infos)
+        for _ in range(self.skip_forced_waits):
+            masks = self.action_masks()
+            forced = ~dones & masks[:, WAIT] & (masks.sum(axis=1) == 1)
+            if not forced.any():
+                break
+            more, ended = self._advance(np.full(b, WAIT, np.int64), forced, infos)
+            rewards += more
+            dones |= ended
+        return self._obs.copy(), rewards.astype(np.float32), dones, infos
+
+    def _advance(self, actions: np.ndarray, rows: np.ndarray, infos: list[dict]):
+        """One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset of the rows
+        whose episode ends (their ``infos`` get ``terminal_observation`` and, on truncation only,
+        ``TimeLimit.truncated``). Updates ``self._obs``.
+
+        Returns:
+            (rewards (B,) float64, 0 outside ``rows``; ended (B,) bool).
+        """
+        learner_obs, rewards, term, trunc, _ = self._duel.play(actions, rows, self._rng,
+                                                               learner_only=True)
+        ended = rows & (term | trunc)
+        obs = np.where(rows[:, None], learner_obs, self._obs).astype(np.float32)
+        if ended.any():
+            idx = np.flatnonzero(ended)
+            for i in idx:
+                infos[i]["terminal_observation"] = obs[i].copy()
                 if trunc[i]:
                     infos[i]["TimeLimit.truncated"] = True
-            n = ended.size
-            game_ids = np.zeros(b, np.int64)
-            game_ids[dones] = self._next_game + np.arange(n)
-            self._next_game += n
-            self._duel.restart(dones, game_ids, self._draw_seats(dones))
-            # only the restarted rows changed
-            learner_obs[ended] = self._duel.learner_observe(ended)
-        self._obs = learner_obs
-        return learner_obs.copy(), rewards, dones, infos
+            game_ids = np.zeros(self.num_envs, np.int64)
+            game_ids[ended] = self._next_game + np.arange(idx.size)
+            self._next_game += idx.size
+            self._duel.restart(ended, game_ids, self._draw_seats(ended))
+            obs[ended] = self._duel.learner_observe(ended)  # only the restarted rows changed
+        self._obs = obs
+        return np.where(rows, rewards, 0.0).astype(np.float64), ended
 
     def _draw_seats(self, rows: np.ndarray) -> np.ndarray:
         seats = self._duel.seat.copy()
@@ -193,11 +215,6 @@ class SpitVecEnv(VecEnv):
             seats[rows] = self._duel.learner_seat
         return seats
 
-    def _learner_obs(self, obs: np.ndarray) -> np.ndarray:
-        """(B, D) float32 copy of the learners' rows of ``obs``: (B, 2, D) both seats' or (B, D)."""
-        if obs.ndim == 2:
-            return obs.astype(np.float32, copy=True)
-        return obs[np.arange(self.num_envs), self._duel.seat].astype(np.float32, copy=True)
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 23) bool: the learner's legal moves in each row's current game."""

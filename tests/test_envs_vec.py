@@ -193,3 +193,36 @@ def test_maskable_ppo_learns_a_few_steps_through_vec_monitor():
     model.learn(total_timesteps=256)
     assert model.num_timesteps >= 256
     assert len(model.ep_info_buffer) > 0  # VecMonitor saw whole episodes (auto-reset works)
+
+
+def _forced_share(skip: int) -> tuple[float, int]:
+    from spit_env import SpitVecEnv
+
+    venv = SpitVecEnv(16, opponent="greedy", seed=3, skip_forced_waits=skip)
+    venv.reset()
+    forced = episodes = 0
+    for _ in range(300):
+        masks = venv.action_masks()
+        forced += int((masks[:, 0] & (masks.sum(axis=1) == 1)).sum())
+        actions = np.where(masks[:, 1:].any(axis=1), masks[:, 1:].argmax(axis=1) + 1, 0)
+        _, _, dones, infos = venv.step(actions)
+        episodes += int(dones.sum())
+        for i in np.flatnonzero(dones):
+            assert "terminal_observation" in infos[i]
+    return forced / (300 * 16), episodes
+
+
+def test_skip_forced_waits_hands_the_learner_fewer_forced_decisions():
+    plain, _ = _forced_share(0)
+    skipping, episodes = _forced_share(2)
+    assert plain > 0.2, "the check needs forced WAITs to exist"
+    assert skipping < plain
+    assert episodes > 0
+
+
+@pytest.mark.parametrize("bad", [-1, 17, 1.5, True])
+def test_skip_forced_waits_is_validated(bad):
+    from spit_env import SpitVecEnv
+
+    with pytest.raises(ValueError, match="skip_forced_waits"):
+        SpitVecEnv(2, skip_forced_waits=bad)
