@@ -97,10 +97,7 @@ class Latency:
         Raises:
             ValueError: a negative or non-finite value, or ``min_ms`` < 1.
         """
-        mean_ms = _check_ms("mean_ms", mean_ms, 1)
-        std_ms = _check_ms("std_ms", std_ms, 0)
-        min_ms = int(_check_ms("min_ms", min_ms, 1, integer=True))
-        return cls("normal", mean_ms, std_ms, min_ms)
+        return cls._distribution("normal", mean_ms, std_ms, min_ms)
 
     @classmethod
     def lognormal(cls, mean_ms: float, std_ms: float, min_ms: int = 1) -> Latency:
@@ -110,10 +107,12 @@ class Latency:
         Raises:
             ValueError: a negative or non-finite value, or ``min_ms`` < 1.
         """
-        mean_ms = _check_ms("mean_ms", mean_ms, 1)
-        std_ms = _check_ms("std_ms", std_ms, 0)
-        min_ms = int(_check_ms("min_ms", min_ms, 1, integer=True))
-        return cls("lognormal", mean_ms, std_ms, min_ms)
+        return cls._distribution("lognormal", mean_ms, std_ms, min_ms)
+
+    @classmethod
+    def _distribution(cls, kind: str, mean_ms, std_ms, min_ms) -> Latency:
+        return cls(kind, _check_ms("mean_ms", mean_ms, 1), _check_ms("std_ms", std_ms, 0),
+                   int(_check_ms("min_ms", min_ms, 1, integer=True)))
 
     @classmethod
     def preset(cls, name: str) -> Latency:
