@@ -13,6 +13,14 @@ Functions (all take and return a :class:`CoreState`; ``step`` updates it in plac
     observe(state, rows=None, seat=None) -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
     snapshot(state, row)     -> dict (the snapshot format of the reference game)
 
+For planning (rollouts on copies of games, never seeing a hidden card or a game's own stream)::
+
+    copy_rows(state, rows, repeats=1) -> CoreState   (n copies of row b: copy_rows(state, [b], n))
+    hidden_cards(state, rows=None) -> (R, N) int8
+    replace_hidden(state, rows, cards=None, *, rng=None) -> state
+    reseed_rows(state, rows, keys) -> state
+    public_table(state, rows=None, seat=None) -> PublicTable
+
 Dimension letters (rules.py): B games, P players (2), S stock places (5), H stock height (5),
 A actions (23), D observation length, N cards (52).
 
@@ -49,6 +57,12 @@ __all__ = [
     "legal_action_mask",
     "observe",
     "snapshot",
+    "copy_rows",
+    "hidden_cards",
+    "replace_hidden",
+    "reseed_rows",
+    "PublicTable",
+    "public_table",
 ]
 
 P, S, H, A, N = rules.N_PLAYERS, rules.N_STOCKS, rules.MAX_STOCK_HEIGHT, rules.N_ACTIONS, rules.N_CARDS
@@ -1256,3 +1270,261 @@ def snapshot(state: CoreState, row: int) -> dict:
         "terminated": bool(st.terminated[i]),
         "truncated": bool(st.truncated[i]),
     }
+
+
+# --- planning: copies of rows, hidden cards, fresh random streams, the public table --------------
+# What a planning bot needs (agents/planner.py). Every function keeps the 52 cards in place and
+# every cache (top, pidx, centre_top, lat_key, the mask bits) valid: spit_env.testing.check_invariants.
+# New per-row arrays of CoreState are carried along without being named here (every ndarray field
+# is a per-row array, batch axis first).
+
+#: hidden slots per player: the S * H stock levels, then the N spit positions in turn order
+_SLOTS = S * H + N
+
+
+def _row_arrays(state: CoreState) -> list[str]:
+    return [f.name for f in fields(state) if isinstance(getattr(state, f.name), np.ndarray)]
+
+
+def copy_rows(state: CoreState, rows, repeats: int = 1) -> CoreState:
+    """A new batch of copies of some rows of ``state`` (``state`` itself is not changed).
+
+    Row ``j * repeats + k`` of the result (k < ``repeats``) is a copy of row ``rows[j]``, every
+    array and cache included (random-stream keys too: see :func:`reseed_rows` for fresh ones).
+    ``copy_rows(state, [b], n)`` makes n copies of row b.
+
+    Args:
+        rows: (R,) integer row indices (repeats allowed) or a (B,) bool array.
+        repeats: copies of each selected row, >= 1.
+
+    Returns:
+        CoreState with R * repeats rows (R >= 1), same config and seed.
+
+    Raises:
+        ValueError: bad ``rows`` (or none selected) or ``repeats``.
+    """
+    R, _ = _select(state, rows, None)
+    n = _check_int("repeats", repeats, 1)
+    if R.size == 0:
+        raise ValueError("rows must select at least one row")
+    if n > 1:
+        R = np.repeat(R, n)
+    kw = {f.name: getattr(state, f.name) for f in fields(state)}
+    for name in _row_arrays(state):
+        kw[name] = kw[name][R]
+    out = CoreState(**kw)
+    # the cached mask bits of a row depend only on that row
+    if state._tbits is not None:
+        out._tbits = state._tbits[R]
+    if state._bits is not None:
+        out._bits = state._bits[R]
+    return out
+
+
+def _hidden_slots(st: CoreState, R: np.ndarray):
+    """The hidden slots of rows R: (vals (R, P * _SLOTS) int8 the cards in slot order, hidden
+    (R, P * _SLOTS) bool). Per player: stock places 0-4, each bottom -> top (a level is hidden
+    below the top, and the top too while face down), then the spit cards in the order they will
+    be turned (the next one first)."""
+    n = R.size
+    h = st.height[R].astype(np.int16)
+    lvl = np.arange(H, dtype=np.int16)
+    stock_hidden = lvl < (h - st.face_up[R])[..., None]  # (n, P, S, H)
+    sn = st.spit_n[R].astype(np.intp)[..., None]  # (n, P, 1)
+    i = np.arange(N)
+    spit_hidden = i < sn  # (n, P, N), turn order
+    spit_vals = np.take_along_axis(st.spit[R], np.maximum(sn - 1 - i, 0), axis=2)
+    vals = np.concatenate([st.stock[R].reshape(n, P, S * H), np.where(spit_hidden, spit_vals, -1)],
+                          axis=2).reshape(n, -1)
+    hidden = np.concatenate([stock_hidden.reshape(n, P, S * H), spit_hidden], axis=2).reshape(n, -1)
+    return vals, hidden
+
+
+def _pack(vals: np.ndarray, hidden: np.ndarray) -> np.ndarray:
+    """(R, N) int8: the hidden values of each row in slot order, then -1."""
+    order = np.argsort(~hidden, axis=1, kind="stable")[:, :N]
+    return np.where(np.take_along_axis(hidden, order, axis=1), np.take_along_axis(vals, order, axis=1),
+                    -1).astype(np.int8)
+
+
+def hidden_cards(state: CoreState, rows=None) -> np.ndarray:
+    """The cards neither player can see, per row, in slot order: for player 0 then player 1, the
+    stock places 0-4 each bottom -> top (every card under a top, and a top still face down, D5),
+    then the spit cards in the order they will be turned (the next one first).
+
+    Which places are hidden, and how many cards each holds, is public (heights, face-up flags,
+    spit counts); the cards are not. Centre piles, face-up tops and the cards of moves in flight
+    are seen by both players.
+
+    Args:
+        rows: None (every row), (R,) integer row indices or a (B,) bool array.
+
+    Returns:
+        (R, N) int8 card ids 0-51 packed from index 0, then -1.
+
+    Raises:
+        ValueError: bad ``rows``.
+    """
+    R, _ = _select(state, rows, None)
+    return _pack(*_hidden_slots(state, R))
+
+
+def replace_hidden(state: CoreState, rows, cards=None, *, rng: np.random.Generator | None = None) -> CoreState:
+    """Put another arrangement of each row's hidden cards in its hidden slots (in place).
+
+    The arrangement is consistent with the public table: the same cards (the ones no player can
+    see) go back into the same hidden slots (same heights, spit counts, face-up cards and centre
+    piles), so the 52 cards stay in place and the legal moves do not change. Either ``cards`` gives
+    the arrangement, or ``rng`` draws one uniformly at random (all orders equally likely).
+
+    Args:
+        rows: (R,) distinct integer row indices or a (B,) bool array.
+        cards: (R, K) integers, row j = the hidden cards of row ``rows[j]`` in the slot order of
+            :func:`hidden_cards`, then -1 (K <= 52; an array like :func:`hidden_cards` returns).
+            Each row must be a permutation of that row's hidden cards.
+        rng: a numpy Generator (instead of ``cards``); draws one ``rng.random((R, 52))``.
+
+    Returns:
+        ``state`` (updated in place).
+
+    Raises:
+        ValueError: not exactly one of ``cards`` / ``rng``, bad or repeated ``rows``, or ``cards``
+            of the wrong shape or not a permutation of a row's hidden cards (naming the row);
+            nothing is changed then.
+    """
+    st = state
+    R, _ = _select(st, rows, None)
+    if (cards is None) == (rng is None):
+        raise ValueError("replace_hidden needs exactly one of cards (an arrangement) or rng (to draw one)")
+    if np.unique(R).size != R.size:
+        raise ValueError("rows must not repeat a row")
+    n = R.size
+    vals, hidden = _hidden_slots(st, R)
+    packed = _pack(vals, hidden)
+    count = hidden.sum(axis=1)
+    valid = np.arange(N)[None, :] < count[:, None]
+    if cards is not None:
+        arr = np.asarray(cards)
+        if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] > N or arr.dtype.kind not in "iu":
+            raise ValueError(f"cards must be an ({n}, K <= {N}) integer array (one row per selected row), "
+                             f"got shape {arr.shape} dtype {arr.dtype}")
+        new = np.full((n, N), -1, np.int64)
+        new[:, : arr.shape[1]] = arr
+        want = np.sort(np.where(valid, packed, N), axis=1)
+        got = np.sort(np.where(valid, new, N), axis=1)
+        bad = (want != got).any(axis=1) | ((new != -1) & ~valid).any(axis=1)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"cards[{j}] must be a permutation of the {int(count[j])} hidden cards of row {int(R[j])} "
+                f"(then -1), got {arr[j].tolist()}")
+        new = new.astype(np.int8)
+    else:
+        keys = rng.random((n, N))
+        keys[~valid] = 2.0  # padding stays behind the hidden cards
+        new = np.take_along_axis(packed, np.argsort(keys, axis=1), axis=1)
+    vals = vals.copy()
+    vals[hidden] = new[valid]  # both in row-major slot order
+    vals = vals.reshape(n, P, _SLOTS)
+    stock = vals[:, :, : S * H].reshape(n, P, S, H)
+    sn = st.spit_n[R].astype(np.intp)[..., None]
+    a = np.arange(N)
+    spit = np.where(a < sn, np.take_along_axis(vals[:, :, S * H:], np.maximum(sn - 1 - a, 0), axis=2), -1)
+    st.stock[R] = stock
+    st.spit[R] = spit
+    h = st.height[R]
+    top = np.take_along_axis(stock, np.maximum(h - 1, 0)[..., None].astype(np.intp), axis=3)[..., 0]
+    top = np.where(h > 0, top, -1).astype(np.int8)
+    st.top[R] = top
+    st.pidx[R] = _place_index(top, st.face_up[R], h, np.arange(S))
+    st._bits = st._tbits = None
+    return st
+
+
+def reseed_rows(state: CoreState, rows, keys) -> CoreState:
+    """Give rows new random-stream keys (in place): their future latency draws (D7), tie coins
+    (D8) and re-deal shuffles (D13) come from the new streams. A planner's rollouts must draw
+    from fresh streams: copies keeping the game's own key would foresee its future draws.
+
+    Args:
+        rows: (R,) integer row indices or a (B,) bool array.
+        keys: (R,) integers (taken modulo 2**64), e.g. ``rng.integers(0, 2**63, R)``.
+
+    Returns:
+        ``state`` (updated in place).
+
+    Raises:
+        ValueError: bad ``rows`` or ``keys`` of the wrong shape or dtype.
+    """
+    st = state
+    R, _ = _select(st, rows, None)
+    k = np.asarray(keys)
+    if k.shape != R.shape or k.dtype.kind not in "iu":
+        raise ValueError(f"keys must be a ({R.size},) integer array, got shape {k.shape} dtype {k.dtype}")
+    k = streams._u64(k)
+    st.key[R] = k
+    st.lat_key[R] = streams.mix64(streams.mix64(k ^ _LAT_SALT)[:, None] ^ np.arange(P, dtype=_U64))
+    return st
+
+
+@dataclass(eq=False)
+class PublicTable:
+    """The public table of R games, each as one seat sees it: everything both players have seen
+    (the snapshot without face-down stock cards and spit cards), as a core state to plan on.
+
+    Made by :func:`public_table`. A policy that declares ``reads_public_table = True`` is given
+    one by the runners (``spit_env.policy.call_policy``); it never holds a hidden card's identity
+    or a game's random stream.
+
+    Attributes:
+        state: CoreState of R rows, a copy of the games in which
+            * every hidden card (:func:`hidden_cards`) is replaced by a placeholder arrangement:
+              the hidden cards in ascending id order in slot order (any arrangement is a valid
+              guess; :func:`replace_hidden` draws others);
+            * the random-stream keys, game ids and seed are 0 (:func:`reseed_rows` gives fresh ones);
+            * the opponent's move in flight is a WAIT landing at the same time, unless
+              ``config.observe_opponent_move`` (its busy flag and landing time are always seen).
+        seat: (R,) int64, the seat whose view row j is.
+        rows: (R,) int64, the rows of the source state.
+    """
+
+    state: CoreState
+    seat: np.ndarray
+    rows: np.ndarray
+
+    @property
+    def batch_size(self) -> int:
+        """R, the number of games."""
+        return self.state.batch_size
+
+
+def public_table(state: CoreState, rows=None, seat=None) -> PublicTable:
+    """The public table of some rows, each seen from one seat (see :class:`PublicTable`).
+
+    Args:
+        rows: None (every row), (R,) integer row indices or a (B,) bool array.
+        seat: 0 / 1, or (R,) integers (one seat per selected row); None means seat 0.
+
+    Returns:
+        PublicTable of R rows (R >= 1).
+
+    Raises:
+        ValueError: bad ``rows`` or ``seat``, or no row selected.
+    """
+    R, sp = _select(state, rows, 0 if seat is None else seat)
+    pub = copy_rows(state, R)
+    pub.seed = 0
+    pub.game_id[:] = 0
+    reseed_rows(pub, _arange(R.size), np.zeros(R.size, np.int64))
+    vals, hidden = _hidden_slots(pub, _arange(R.size))
+    packed = _pack(vals, hidden)
+    ascending = np.sort(np.where(packed < 0, N, packed), axis=1)
+    replace_hidden(pub, _arange(R.size), np.where(ascending == N, -1, ascending))
+    if not state.config.observe_opponent_move:
+        j = _arange(R.size)
+        opp = 1 - sp
+        moving = pub.fl_action[j, opp] >= 0
+        pub.fl_action[j[moving], opp[moving]] = rules.WAIT
+        pub.fl_card[j[moving], opp[moving]] = -1
+        pub._bits = pub._tbits = None
+    return PublicTable(pub, sp.astype(np.int64), R.astype(np.int64))

@@ -2,6 +2,7 @@
 no test dependency: each raises AssertionError with a message naming the row (game) at fault.
 
     check_invariants(state, out=None, prev_mask=None, actions=None)
+    check_caches(state)                                      # part of check_invariants
     check_environments(config=None, *, opponent=None, ...)   # every API checker, for users' CI
 """
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from . import core, rules
 
-__all__ = ["check_invariants", "check_environments"]
+__all__ = ["check_invariants", "check_caches", "check_environments"]
 
 
 def _fail(row, msg: str):
@@ -132,6 +133,38 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
             bad = was_legal & np.asarray(out.illegal)
             if bad.any():
                 _fail(_first(bad), "a legal action was flagged illegal")
+    check_caches(state)
+
+
+def check_caches(state) -> None:
+    """Check that the core's caches agree with the arrays they are computed from: each stock
+    place's bits-table index (``pidx``), the latency-stream hash (``lat_key``) of the key, and
+    the cached legal-move bits (when set) with the bits computed afresh. :func:`check_invariants`
+    runs it; it also covers states made by ``core.copy_rows``, ``core.replace_hidden``,
+    ``core.reseed_rows`` and ``core.public_table``.
+
+    Raises:
+        AssertionError: naming the first row whose cache is stale.
+    """
+    from . import streams
+
+    st = state
+    pidx = core._place_index(st.top, st.face_up, st.height, np.arange(rules.N_STOCKS))
+    if (pidx != st.pidx).any():
+        _fail(_first(pidx != st.pidx), "cached place indices (pidx) disagree with the stocks")
+    lat = streams.mix64(streams.mix64(st.key ^ core._LAT_SALT)[:, None]
+                        ^ np.arange(rules.N_PLAYERS, dtype=np.uint64))
+    if (lat != st.lat_key).any():
+        _fail(_first(lat != st.lat_key), "cached latency-stream hashes (lat_key) disagree with the key")
+    fresh = core._table_bits(st)
+    if st._tbits is not None and (st._tbits != fresh).any():
+        _fail(_first(st._tbits != fresh), "cached table bits disagree with the table")
+    if st._bits is not None:
+        cached = st._bits
+        st._bits = None
+        again = core._mask_bits(st)
+        if (cached != again).any():
+            _fail(_first(cached != again), "cached legal-move bits disagree with the state")
 
 
 # --- the adapters' checks (one public entry point for users' CI) --------------------------------
