@@ -42,6 +42,7 @@ import numpy as np
 
 from spit_env import rules
 from spit_env.latency import Latency
+from spit_env.observation import read_observation
 from spit_env.rules import (
     ACTION_KIND,
     ACTION_PILE,
@@ -50,9 +51,7 @@ from spit_env.rules import (
     FLIP_BASE,
     KIND_PLAY,
     N_ACTIONS,
-    N_RANKS,
     N_STOCKS,
-    OBS,
     OBS_DIM,
     PLAY_BASE,
     SLAP_BASE,
@@ -66,6 +65,9 @@ _PLAY_IDS = PLAY_BASE + 2 * np.arange(N_STOCKS)[:, None] + np.arange(2)[None, :]
 _FILL_IDS = FILL_BASE + np.arange(N_STOCKS)
 _FLIP_IDS = FLIP_BASE + np.arange(N_STOCKS)
 _PLAY_COLS = _PLAY_IDS.reshape(-1)  # PLAY ids in (s, c) order, s major
+_PLACE_SHIFT = np.arange(N_STOCKS, dtype=np.int64)  # place s <-> bit s of a fit word
+_NOT_SELF = (~(1 << _PLACE_SHIFT) & ((1 << N_STOCKS) - 1))[None, :, None]  # (1, S, 1): clear bit s
+_POPCOUNT = np.array([bin(x).count("1") for x in range(1 << N_STOCKS)], np.int64)
 _HORIZON_MS = rules.TIME_SCALE_MS  # times to landing are observed up to 1 s
 _QUANTILE_STEP = 64  # the opponent's latency model, by every 64th of its 65,536 quantiles
 
@@ -81,11 +83,6 @@ def _check_inputs(observations, action_masks) -> tuple[np.ndarray, np.ndarray]:
             f"{masks.shape} dtype {masks.dtype}"
         )
     return obs, masks
-
-
-def _ranks(onehot: np.ndarray) -> np.ndarray:
-    """(..., 13) one-hot ranks -> (...,) int64 rank 1-13, 0 where all zero."""
-    return np.where(onehot.any(axis=-1), onehot.argmax(axis=-1) + 1, 0)
 
 
 @dataclass
@@ -116,25 +113,20 @@ class TableView:
 
 
 def read_table(observations: np.ndarray) -> TableView:
-    """Decode a (B, D) float32 observation batch (layout rules.OBS) into a :class:`TableView`."""
-    obs = np.asarray(observations, dtype=np.float32)
-    b = obs.shape[0]
-
-    def f(name):
-        return obs[:, OBS[name].slice]
-
-    move = f("opp_move_in_flight")
+    """Decode a (B, D) float32 observation batch (layout rules.OBS) into a :class:`TableView`
+    (the fields the bots use, from the public decoder ``spit_env.read_observation``)."""
+    v = read_observation(observations)
     return TableView(
-        phase=f("phase").argmax(axis=1),
-        my_rank=_ranks(f("self_stock_top_rank").reshape(b, N_STOCKS, N_RANKS)),
-        opp_rank=_ranks(f("opp_stock_top_rank").reshape(b, N_STOCKS, N_RANKS)),
-        my_height=np.rint(f("self_stock_height") * rules.MAX_STOCK_HEIGHT).astype(np.int64),
-        opp_height=np.rint(f("opp_stock_height") * rules.MAX_STOCK_HEIGHT).astype(np.int64),
-        centre_rank=_ranks(f("centre_top_rank").reshape(b, 2, N_RANKS)),
-        centre_size=np.rint(f("centre_size") * rules.N_CARDS).astype(np.int64),
-        opp_busy=f("opp_busy")[:, 0] > 0.5,
-        opp_time_ms=f("opp_time_to_land")[:, 0].astype(np.float64) * rules.TIME_SCALE_MS,
-        opp_action=np.where(move.any(axis=1), move.argmax(axis=1), -1),
+        phase=v.phase,
+        my_rank=v.self_stock_top_rank,
+        opp_rank=v.opp_stock_top_rank,
+        my_height=v.self_stock_height,
+        opp_height=v.opp_stock_height,
+        centre_rank=v.centre_top_rank,
+        centre_size=v.centre_size,
+        opp_busy=v.opp_busy,
+        opp_time_ms=v.opp_time_to_land,
+        opp_action=v.opp_move_in_flight,
     )
 
 
@@ -236,13 +228,16 @@ class ChainBot:
     def _follow_count(self, ranks: np.ndarray, new_top: np.ndarray, exclude_self: bool) -> np.ndarray:
         """(B, S, 2): how many of ``ranks`` (B, S) fit some pile of ``new_top`` (B, S, 2, 2),
         leaving out place s itself when ``exclude_self`` (the card just played)."""
-        # fits[b, s, c, j]: card j fits pile 0 or 1 after play (s, c)
-        fits = np.zeros(new_top.shape[:3] + (N_STOCKS,), dtype=bool)
-        for p in range(2):
-            fits |= self.adjacent[ranks[:, None, None, :], new_top[:, :, :, p, None]]
+        # fit[b, q]: bit j set if card j fits a pile whose top has rank q; then "fits pile 0 or
+        # pile 1 after play (s, c)" is the OR of two lookups, counted by a popcount table
+        fit = (self.adjacent[ranks] << _PLACE_SHIFT[None, :, None]).sum(axis=1)  # (B, 14)
+        b = ranks.shape[0]
+        tops = new_top.reshape(b, -1)
+        both = np.take_along_axis(fit, tops, axis=1).reshape(new_top.shape)
+        bits = both[..., 0] | both[..., 1]  # (B, S, 2)
         if exclude_self:
-            fits &= ~np.eye(N_STOCKS, dtype=bool)[None, :, None, :]
-        return fits.sum(axis=3)
+            bits &= _NOT_SELF
+        return _POPCOUNT.take(bits)
 
     def play_scores(self, view: TableView) -> np.ndarray:
         """(B, S, 2) float64 score of each PLAY(s, c) (meaningful only where it is legal)."""

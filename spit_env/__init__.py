@@ -10,6 +10,8 @@ Entry points:
 * ``spit_env.SpitVecEnv(num_envs, opponent="greedy", ...)``: a stable-baselines3 VecEnv over B
   games of the batched core, same-step auto-reset (imported lazily: it needs stable-baselines3).
 * ``spit_env.policy``: the Policy protocol, the bot registry and "name@latency" profiles.
+* ``spit_env.read_observation(obs)``: a batch of observations decoded into named fields, to
+  write a bot against (``spit_env.observation``).
 * ``spit_env.testing.check_environments(config)``: every API checker on a config, for CI.
 """
 
@@ -20,6 +22,7 @@ import gymnasium
 from .config import SpitConfig
 from .gym_env import SpitGymEnv
 from .latency import Latency
+from .observation import ObservationView, read_observation
 from .parallel_env import SpitAECEnv, SpitParallelEnv, env, parallel_env
 from .policy import Policy, make_policy, parse_profile, register_policy, registered_policies
 from .render import render_text
@@ -39,6 +42,8 @@ __all__ = [
     "registered_policies",
     "parse_profile",
     "render_text",
+    "read_observation",
+    "ObservationView",
     "GYM_ID",
 ]
 

@@ -1,0 +1,154 @@
+"""Observations decoded into named fields: write a bot against names, not vector offsets.
+
+``read_observation(obs)`` turns a (B, D) float32 batch of observations (layout
+``rules.OBSERVATION``, egocentric) into an :class:`ObservationView` with one attribute per field
+of that table, under the same name, decoded into plain units::
+
+    from spit_env import read_observation
+    view = read_observation(obs)              # obs: (B, D) float32
+    view.self_stock_top_rank                  # (B, 5) int64, rank 1-13 of each face-up top, 0 if none
+    view.centre_top_rank                      # (B, 2) int64, own pile first, 0 if empty
+
+How each kind of field decodes (the full list, with shapes: ``ObservationView.__doc__`` or
+``observation_view_markdown()``):
+
+==================  ===========================================================================
+kind                decoded as
+==================  ===========================================================================
+one-hot phase       (B,) int64, ``rules.PHASE_*`` (0 play, 1 slap, 2 over)
+one-hot ranks       (B,) or (B, k) int64 rank 1-13 per slot, 0 where the slot is all zero
+one-hot action      (B,) int64 action id 0-22, -1 where all zero (free, or not shown)
+flag                (B,) or (B, k) bool
+count               (B,) or (B, k) int64, the value times its scale (stock heights x 5, cards x 52)
+time                (B,) float64 ms (``time_to_land``: clipped at 1,000 ms by the observation)
+fraction            (B,) float64 as observed, in [0, 1] (clock, round, score)
+==================  ===========================================================================
+
+The decoding is exact (one-hot and counts are read back to integers), array-only and fast
+enough to sit in a bot's hot path: the built-in bots (``agents.heuristics``) use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import make_dataclass
+
+import numpy as np
+
+from . import rules
+
+__all__ = ["ObservationView", "read_observation", "observation_view_markdown", "FIELD_KINDS"]
+
+#: How each field of rules.OBSERVATION decodes; player fields are listed without their
+#: ``self_`` / ``opp_`` prefix. (kind, scale, slot count): slot count k > 1 gives (B, k) arrays.
+FIELD_KINDS: dict[str, tuple[str, float, int]] = {
+    "phase": ("phase", 1, 1),
+    "one_pile_round": ("flag", 1, 1),
+    "clock": ("fraction", 1, 1),
+    "round": ("fraction", 1, 1),
+    "stock_top_rank": ("ranks", 1, rules.N_STOCKS),
+    "stock_top_face_down": ("flag", 1, rules.N_STOCKS),
+    "stock_height": ("count", rules.MAX_STOCK_HEIGHT, rules.N_STOCKS),
+    "spit_count": ("count", rules.N_CARDS, 1),
+    "cards_held": ("count", rules.N_CARDS, 1),
+    "score": ("fraction", 1, 1),
+    "busy": ("flag", 1, 1),
+    "time_to_land": ("time", rules.TIME_SCALE_MS, 1),
+    "move_in_flight": ("action", 1, 1),
+    "centre_top_rank": ("ranks", 1, 2),
+    "centre_size": ("count", rules.N_CARDS, 2),
+}
+
+_DTYPE = {"phase": "int64", "flag": "bool", "fraction": "float64", "ranks": "int64",
+          "count": "int64", "time": "float64 ms", "action": "int64"}
+_UNITS = {"phase": "rules.PHASE_* (0 play, 1 slap, 2 over)", "flag": "", "fraction": "in [0, 1]",
+          "ranks": "rank 1-13, 0 if none", "count": "", "time": "", "action": "action id 0-22, -1 if none"}
+_RANK_WEIGHTS = np.arange(1, rules.N_RANKS + 1, dtype=np.float32)
+_ACTION_WEIGHTS = np.arange(1, rules.N_ACTIONS + 1, dtype=np.float32)
+_PHASE_WEIGHTS = np.arange(3, dtype=np.float32)
+
+
+def _kind(name: str) -> tuple[str, float, int]:
+    base = name[5:] if name.startswith("self_") else name[4:] if name.startswith("opp_") else name
+    # a field this module does not know yet (a newer observation table) stays raw floats
+    return FIELD_KINDS.get(base, ("raw", 1, 1))
+
+
+def _shape(field: rules.ObsField) -> str:
+    kind, _, k = _kind(field.name)
+    if kind == "raw":
+        return f"(B, {field.size})" if field.size > 1 else "(B,)"
+    return f"(B, {k})" if k > 1 else "(B,)"
+
+
+def _docstring() -> str:
+    lines = ["One batch of observations, decoded (made by :func:`read_observation`).", "",
+             "Attributes (one per field of rules.OBSERVATION, same names; self_ = the observing "
+             "seat, opp_ = its opponent, centre pile 0 = own):"]
+    for f in rules.OBSERVATION:
+        kind, _, _ = _kind(f.name)
+        unit = _UNITS.get(kind, "")
+        lines.append(f"    {f.name}: {_shape(f)} {_DTYPE.get(kind, 'float32')}"
+                     f"{' - ' + unit if unit else ''}; {f.meaning}.")
+    return "\n".join(lines)
+
+
+ObservationView = make_dataclass(
+    "ObservationView", [f.name for f in rules.OBSERVATION], frozen=True, eq=False,
+    namespace={"__module__": __name__})
+ObservationView.__doc__ = _docstring()
+
+
+def _decode(obs: np.ndarray, field: rules.ObsField) -> np.ndarray:
+    kind, scale, k = _kind(field.name)
+    x = obs[:, field.slice]
+    b = obs.shape[0]
+    if kind == "phase":
+        return (x @ _PHASE_WEIGHTS).astype(np.int64)
+    if kind == "ranks":
+        out = (x.reshape(b, k, rules.N_RANKS) @ _RANK_WEIGHTS).astype(np.int64)
+    elif kind == "action":
+        out = (x @ _ACTION_WEIGHTS).astype(np.int64) - 1
+    elif kind == "flag":
+        out = x > 0.5
+    elif kind == "count":
+        out = np.rint(x * scale).astype(np.int64)
+    elif kind == "time":
+        out = x.astype(np.float64) * scale
+    elif kind == "fraction":
+        out = x.astype(np.float64)
+    else:
+        return x.copy()
+    return out[:, 0] if k == 1 and out.ndim == 2 else out
+
+
+def read_observation(observations) -> ObservationView:
+    """Decode a batch of observations into named fields (see the module docstring).
+
+    Args:
+        observations: (B, D) float32 (or one (D,) observation, read as B = 1), layout
+            ``rules.OBSERVATION``, as every environment of the package returns them.
+
+    Returns:
+        ObservationView: one (B, ...) array per field (``ObservationView.__doc__`` lists them).
+
+    Raises:
+        ValueError: an array of the wrong shape.
+    """
+    obs = np.asarray(observations, dtype=np.float32)
+    if obs.ndim == 1:
+        obs = obs[None]
+    if obs.ndim != 2 or obs.shape[1] != rules.OBS_DIM:
+        raise ValueError(f"observations must have shape (B, {rules.OBS_DIM}) or ({rules.OBS_DIM},), "
+                         f"got {np.shape(observations)}")
+    return ObservationView(**{f.name: _decode(obs, f) for f in rules.OBSERVATION})
+
+
+def observation_view_markdown() -> str:
+    """The decoded fields as a Markdown table (name, shape, dtype and unit, meaning)."""
+    rows = ["| field | shape | decoded as | meaning |", "|---|---|---|---|"]
+    for f in rules.OBSERVATION:
+        kind, _, _ = _kind(f.name)
+        unit = _UNITS.get(kind, "")
+        rows.append(f"| `{f.name}` | {_shape(f)} | {_DTYPE.get(kind, 'float32')}"
+                    f"{', ' + unit if unit else ''} | {f.meaning} |")
+    return "\n".join(rows)
