@@ -65,8 +65,8 @@ _PLAY_IDS = PLAY_BASE + 2 * np.arange(N_STOCKS)[:, None] + np.arange(2)[None, :]
 _FILL_IDS = FILL_BASE + np.arange(N_STOCKS)
 _FLIP_IDS = FLIP_BASE + np.arange(N_STOCKS)
 _PLAY_COLS = _PLAY_IDS.reshape(-1)  # PLAY ids in (s, c) order, s major
-_PLACE_SHIFT = np.arange(N_STOCKS, dtype=np.int64)  # place s <-> bit s of a fit word
-_NOT_SELF = (~(1 << _PLACE_SHIFT) & ((1 << N_STOCKS) - 1))[None, :, None]  # (1, S, 1): clear bit s
+_PLACE_BIT = 1 << np.arange(N_STOCKS, dtype=np.int64)  # place s <-> bit s of a fit word
+_NOT_SELF = (~_PLACE_BIT & ((1 << N_STOCKS) - 1))[None, :, None]  # (1, S, 1): clear bit s
 _POPCOUNT = np.array([bin(x).count("1") for x in range(1 << N_STOCKS)], np.int64)
 _HORIZON_MS = rules.TIME_SCALE_MS  # times to landing are observed up to 1 s
 _QUANTILE_STEP = 64  # the opponent's latency model, by every 64th of its 65,536 quantiles
@@ -130,6 +130,17 @@ def read_table(observations: np.ndarray) -> TableView:
     )
 
 
+def _neighbour_tables(adjacent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two (14,) int64 tables: the ranks r with ``adjacent[r, q]`` (a card of rank r fits a pile
+    of top q), at most two per q, padded with 14 (an always-empty column)."""
+    nb = np.full((2, adjacent.shape[0]), 14, np.int64)
+    for q in range(adjacent.shape[0]):
+        rs = np.flatnonzero(adjacent[:, q])
+        assert rs.size <= 2, "a rank has at most two neighbours"
+        nb[: rs.size, q] = rs
+    return nb[0], nb[1]
+
+
 def _pick(scores: np.ndarray, allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Per row, the column of the highest score among ``allowed`` ones, ties broken uniformly at
     random with ``rng``; -1 for a row with nothing allowed. scores, allowed: (B, K)."""
@@ -153,6 +164,10 @@ class RandomBot:
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
         _, masks = _check_inputs(observations, action_masks)
+        return self.act(None, masks, rng)
+
+    def act(self, view: TableView | None, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The moves for an already decoded table (the view is not needed here)."""
         u = rng.random(masks.shape)
         return np.argmax(np.where(masks, u, -1.0), axis=1).astype(np.int64)
 
@@ -169,7 +184,10 @@ class GreedyBot:
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
         obs, masks = _check_inputs(observations, action_masks)
-        view = read_table(obs)
+        return self.act(read_table(obs), masks, rng)
+
+    def act(self, view: TableView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The moves for an already decoded table (``read_table``) and its (B, A) bool masks."""
         b = masks.shape[0]
         u = rng.random((b, N_ACTIONS))
         # class priority as a big offset, a uniform draw inside the class
@@ -214,6 +232,7 @@ class ChainBot:
         self.chain_weight = float(chain_weight)
         self.wrap_ranks = bool(wrap_ranks)
         self.adjacent = rules.ADJACENT[self.wrap_ranks]
+        self._neighbours = _neighbour_tables(self.adjacent)
 
     # --- shared pieces --------------------------------------------------------------------------
     def _after_play(self, view: TableView) -> np.ndarray:
@@ -228,13 +247,17 @@ class ChainBot:
     def _follow_count(self, ranks: np.ndarray, new_top: np.ndarray, exclude_self: bool) -> np.ndarray:
         """(B, S, 2): how many of ``ranks`` (B, S) fit some pile of ``new_top`` (B, S, 2, 2),
         leaving out place s itself when ``exclude_self`` (the card just played)."""
-        # fit[b, q]: bit j set if card j fits a pile whose top has rank q; then "fits pile 0 or
-        # pile 1 after play (s, c)" is the OR of two lookups, counted by a popcount table
-        fit = (self.adjacent[ranks] << _PLACE_SHIFT[None, :, None]).sum(axis=1)  # (B, 14)
+        # by_rank[b, r]: bit s set if place s holds a face-up rank r (column 14 stays 0); a card
+        # fits a pile of top q iff its rank is one of q's (at most two) neighbours, so the places
+        # fitting pile 0 or pile 1 after play (s, c) are an OR of four lookups, then a popcount
         b = ranks.shape[0]
+        flat = (np.arange(b)[:, None] * 15 + ranks).reshape(-1)
+        by_rank = np.bincount(flat, np.tile(_PLACE_BIT, b), minlength=b * 15).astype(np.int64)
         tops = new_top.reshape(b, -1)
-        both = np.take_along_axis(fit, tops, axis=1).reshape(new_top.shape)
-        bits = both[..., 0] | both[..., 1]  # (B, S, 2)
+        row0 = (np.arange(b) * 15)[:, None]
+        nb1, nb2 = self._neighbours
+        fit = (by_rank.take(row0 + nb1.take(tops)) | by_rank.take(row0 + nb2.take(tops))).reshape(new_top.shape)
+        bits = fit[..., 0] | fit[..., 1]  # (B, S, 2)
         if exclude_self:
             bits &= _NOT_SELF
         return _POPCOUNT.take(bits)
@@ -276,7 +299,10 @@ class ChainBot:
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
         obs, masks = _check_inputs(observations, action_masks)
-        view = read_table(obs)
+        return self.act(read_table(obs), masks, rng)
+
+    def act(self, view: TableView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The moves for an already decoded table (``read_table``) and its (B, A) bool masks."""
         return self._decide(view, masks, self.play_scores(view), None, rng)
 
     def __repr__(self) -> str:
@@ -348,10 +374,12 @@ class RacerBot(ChainBot):
                     doom_p=self.doom_p, reveal_weight=self.reveal_weight,
                     chain_weight=self.chain_weight, wrap_ranks=self.wrap_ranks)
 
-    def with_latency(self, latency) -> RacerBot:
+    def with_latency(self, latency, opponent_latency=None) -> RacerBot:
         """A copy of this bot believing its own latency is ``latency`` (a Latency, preset name
-        or whole ms). The tournament calls it with the seat's latency of the games it plays."""
-        return RacerBot(latency, self.opponent_latency, **self._params())
+        or whole ms), and the opponent's ``opponent_latency`` if given (else unchanged). The
+        tournament calls it with the seat's latency of the games it plays."""
+        theirs = self.opponent_latency if opponent_latency is None else opponent_latency
+        return RacerBot(latency, theirs, **self._params())
 
     def p_late(self, time_ms: np.ndarray) -> np.ndarray:
         """(B,) probability that our next move lands after ``time_ms`` (B,) ms from now."""
@@ -399,7 +427,10 @@ class RacerBot(ChainBot):
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
         obs, masks = _check_inputs(observations, action_masks)
-        view = read_table(obs)
+        return self.act(read_table(obs), masks, rng)
+
+    def act(self, view: TableView, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The moves for an already decoded table (``read_table``) and its (B, A) bool masks."""
         scores, doomed = self.scores_and_doomed(view)
         return self._decide(view, masks, scores, doomed, rng)
 
