@@ -15,6 +15,8 @@ Rows of the table:
   one ends).
 * ``ratio``: core game-steps/s divided by the reference's, per B.
 * environment adapters (PettingZoo ParallelEnv, SB3 SpitVecEnv): see ``ADAPTER_BENCHMARKS``.
+* ``planner-fast`` / ``planner B=256 vs racer``: the planning bot's decisions per second in seat
+  0 of 256 games against racer (``bench_planner``), with the time per decision.
 
 Figures are the median over ``--repeats`` runs of wall-clock time (``time.perf_counter``); the CPU
 time of the process is reported next to it, because a shared machine inflates wall time. The
@@ -214,6 +216,61 @@ def _adapter_rows(args: argparse.Namespace) -> list[dict]:
 ADAPTER_BENCHMARKS.append(_adapter_rows)
 
 
+def bench_planner(config: SpitConfig, batch: int, steps: int, profile: str = "planner",
+                  seed: int = 0) -> tuple[float, float, float]:
+    """(wall, CPU) planned decisions/s of ``profile`` in seat 0 of ``batch`` games against racer
+    (seat 1), and the mean number of its rollouts per planned decision. A *planned decision* is
+    one with two or more legal moves (with one, the planner plays it without rollouts); the
+    timed loop includes everything the tournament does per step (observations, masks, the
+    public table, racer's moves, the step and auto-reset)."""
+    from spit_env.policy import call_policy, make_policy
+
+    rng = np.random.default_rng(seed)
+    planner, racer = make_policy(profile), make_policy("racer")
+    state = core.init(config, batch, seed)
+    next_id = [batch]
+    count = [0, 0]  # planned decisions, rollouts
+
+    def loop(n: int) -> int:
+        nonlocal state
+        rows = np.arange(batch)
+        for _ in range(n):
+            obs, masks = core.observe(state), core.legal_action_mask(state)
+            a0 = call_policy(planner, obs[:, 0], masks[:, 0], rng,
+                             table=lambda st=state: core.public_table(st, rows, 0))
+            count[0] += planner.last_stats["decisions"]
+            count[1] += planner.last_stats["rollouts"]
+            state, _ = core.step(state, np.stack([a0, racer(obs[:, 1], masks[:, 1], rng)], axis=1))
+            over = state.phase == rules.PHASE_OVER
+            if over.any():
+                core.reset(state, over, next_id[0] + np.arange(batch, dtype=np.int64))
+                next_id[0] += batch
+        return count[0]
+
+    loop(2)  # warm up
+    count[:] = [0, 0]
+    wall, cpu, n = _timed(lambda: loop(steps))
+    return n / wall, n / cpu, count[1] / max(count[0], 1)
+
+
+def _planner_rows(args: argparse.Namespace) -> list[dict]:
+    config = SpitConfig()
+    rows = []
+    for profile in ("planner-fast", "planner"):
+        steps = 4 if args.quick else 40
+        runs = [bench_planner(config, 256, steps, profile) for _ in range(args.repeats)]
+        wall = statistics.median(r[0] for r in runs)
+        rows.append({"name": f"{profile} B=256 vs racer", "steps_per_s": wall,
+                     "cpu_steps_per_s": statistics.median(r[1] for r in runs),
+                     "unit": "planned decisions/s (2+ legal moves; all rollouts included)",
+                     "ms_per_decision": 1000.0 / wall,
+                     "rollouts_per_decision": statistics.median(r[2] for r in runs)})
+    return rows
+
+
+ADAPTER_BENCHMARKS.append(_planner_rows)
+
+
 def _median_rate(fn: Callable[[], tuple[float, float]], repeats: int) -> tuple[float, float]:
     runs = [fn() for _ in range(repeats)]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
@@ -279,6 +336,9 @@ def format_table(results: dict) -> str:
                      f"{row['state_bytes_per_game']:>12}")
     for row in results["adapters"]:
         ratio = f"  ({row['ratio_to_core']:.2f} x {row['ratio_to']})" if "ratio_to_core" in row else ""
+        if "ms_per_decision" in row:
+            ratio = (f"  ({row['ms_per_decision']:.2f} ms per decision, "
+                     f"{row['rollouts_per_decision']:.0f} rollouts each)")
         lines.append(f"{row['name']:<22}{row['steps_per_s']:>16,.0f}  {row.get('unit', '')}{ratio}")
     return "\n".join(lines)
 

@@ -194,7 +194,9 @@ def run_games(
         actions = np.zeros((b, 2), np.int64)
         rows = np.flatnonzero(active)
         for s in range(2):
-            actions[rows, s] = call_policy(policies[s], obs[rows, s], masks[rows, s], rngs[s])
+            # a planning policy also gets the public table of its seat (built only for it)
+            actions[rows, s] = call_policy(policies[s], obs[rows, s], masks[rows, s], rngs[s],
+                                           table=lambda s=s, st=state, r=rows: core.public_table(st, r, s))
         state, out = core.step(state, actions, rows=active)
         row_steps += active
         done = active & (out.terminated | out.truncated)

@@ -479,6 +479,12 @@ def _make_vec_env_class():
                 infos[i]["TimeLimit.truncated"] = True
             return env.reset(), rewards, np.ones_like(dones), infos
 
+        def public_tables(self) -> list:
+            """The learners' public tables, as (row positions, PublicTable) parts over all groups
+            (for a planning teacher, ``spit_env.policy.call_policy``)."""
+            return [(pos + lo, table) for env, lo in zip(self.groups, self.bounds[:-1], strict=True)
+                    for pos, table in env.public_tables()]
+
         def action_masks(self) -> np.ndarray:
             """(num_envs, 23) bool: the learner's legal moves in each row."""
             if self._masks is not None:
@@ -582,7 +588,7 @@ def collect_teacher_data(args: Args, stages, teacher: str, samples: int):
     learner's mask forbids are played but not recorded."""
     from dataclasses import replace
 
-    from spit_env.policy import make_policy
+    from spit_env.policy import call_policy, make_policy, reads_public_table
     from spit_env.rules import OBS_DIM
 
     bc_args = replace(args, self_play=False,
@@ -596,7 +602,10 @@ def collect_teacher_data(args: Args, stages, teacher: str, samples: int):
     n = 0
     while n < samples:
         masks = split.action_masks()
-        actions = np.asarray(policy(obs[:, :OBS_DIM], masks, rng), dtype=np.int64)
+        if reads_public_table(policy):  # a planning teacher (planner) also reads the table
+            actions = call_policy(policy, obs[:, :OBS_DIM], masks, rng, table=split.public_tables)
+        else:
+            actions = np.asarray(policy(obs[:, :OBS_DIM], masks, rng), dtype=np.int64)
         # A bot may WAIT on purpose (racer: ~10% of its decisions) where --mask-wait forbids
         # it to the learner; those moves cannot be imitated and are left out.
         keep = masks[np.arange(len(actions)), actions]

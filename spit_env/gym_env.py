@@ -199,6 +199,20 @@ class Duel:
         """(n, 23) bool: the legal moves of seat ``seats[j]`` in row ``idx[j]``."""
         return self._at(core.legal_action_mask, idx, seats, N_ACTIONS, bool)
 
+    def public_tables(self, idx: np.ndarray, seats: np.ndarray) -> list:
+        """The public tables (``core.public_table``) of seat ``seats[j]`` in row ``idx[j]``, as
+        ``spit_env.policy.call_policy`` takes them: a list of (positions j, PublicTable), one per
+        core state the rows live in (usually one)."""
+        if len(self.states) == 1:
+            return [(np.arange(idx.size), core.public_table(self.states[0], idx, seats))]
+        own = self.owner[idx]
+        parts = []
+        for k, state in enumerate(self.states):
+            j = np.flatnonzero(own == k)
+            if j.size:
+                parts.append((j, core.public_table(state, idx[j], seats[j])))
+        return parts
+
     def learner_masks(self) -> np.ndarray:
         """(B, 23) bool: the learners' legal moves."""
         return self.masks_at(self._idx, self.seat)
@@ -251,7 +265,8 @@ class Duel:
             if deciding.size:
                 od = opp[deciding]
                 joint[deciding, od] = call_policy(
-                    self.policy, self.observe_at(deciding, od), self.masks_at(deciding, od), rng
+                    self.policy, self.observe_at(deciding, od), self.masks_at(deciding, od), rng,
+                    table=lambda idx=deciding, seats=od: self.public_tables(idx, seats),
                 )
             term, trunc, game_rew, step_logs = self._step(joint, pending)
             rewards += game_rew
@@ -438,6 +453,15 @@ class SpitGymEnv(gymnasium.Env):
         if self._obs is None:
             raise ValueError("snapshot() called before reset()")
         return self._duel.snapshot(0)
+
+    def public_table(self):
+        """The learner's public table (``spit_env.core.PublicTable``, one row), for a planning
+        policy in the learner's seat: ``planner(obs[None], env.action_masks()[None], rng,
+        table=env.public_table())``."""
+        if self._obs is None:
+            raise ValueError("public_table() called before reset()")
+        ((_, table),) = self._duel.public_tables(np.zeros(1, np.intp), self._duel.seat[:1])
+        return table
 
     def render(self):
         if self.render_mode is None or self._obs is None:

@@ -220,6 +220,19 @@ class SpitParallelEnv(ParallelEnv):
         self._need_state()
         return core.snapshot(self._state, 0)
 
+    def public_table(self, agent: str):
+        """``agent``'s public table (``spit_env.core.PublicTable``, one row), for a planning
+        policy: ``planner(obs[agent]["observation"][None], obs[agent]["action_mask"][None].astype(bool),
+        rng, table=env.public_table(agent))``.
+
+        Raises:
+            ValueError: an unknown agent, or before reset().
+        """
+        self._need_state()
+        if agent not in self.possible_agents:
+            raise ValueError(f"agent must be one of {self.possible_agents}, got {agent!r}")
+        return core.public_table(self._state, np.zeros(1, np.intp), self.possible_agents.index(agent))
+
     def render(self):
         """"ansi": the table as text; "human": print it (returns None); None: returns None."""
         if self.render_mode is None or self._state is None:
@@ -285,6 +298,10 @@ class SpitAECEnv(AECEnv):
     def snapshot(self) -> dict:
         """The whole public table as a JSON-serialisable dict (see :class:`SpitParallelEnv`)."""
         return self._par.snapshot()
+
+    def public_table(self, agent: str):
+        """``agent``'s public table, as :meth:`SpitParallelEnv.public_table`."""
+        return self._par.public_table(agent)
 
     def step(self, action):
         """Record the selected agent's action; after player_1's, run the decision epoch.

@@ -9,6 +9,15 @@ A **policy** maps a batch of observations to a batch of actions::
         rng:          numpy.random.Generator, the only randomness a policy may use
         returns:      (B,) int64 action ids 0-22, each legal in its row
 
+A policy that **plans** may also read the *public table* (``core.PublicTable``: everything both
+players have seen, as a core state with the hidden cards replaced by placeholders and no random
+stream): it declares ``reads_public_table = True`` and is then called as
+``policy(observations, action_masks, rng, table=table)``, ``table`` holding the same rows in the
+same order. The runners of the package (the environments' opponents, the tournament, the
+behaviour-cloning teacher of ``train_ppo``) pass it through :func:`call_policy`; anywhere else,
+build it with ``core.public_table(state, rows, seats)`` or ask an environment for it
+(``public_table()`` of SpitGymEnv and the ParallelEnv, ``public_tables()`` of SpitVecEnv).
+
 A **profile** is ``"name@latency"``: a registered policy name plus the latency of the seat it plays
 (D7), a latency preset name ("expert", "club", "novice") or a whole number of ms (fixed). E.g.
 "greedy@expert", "random@250". A profile's latency replaces that seat's ``config.latency``
@@ -29,6 +38,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from . import core
 from .config import SpitConfig
 from .latency import Latency
 from .rules import N_ACTIONS
@@ -41,6 +51,7 @@ __all__ = [
     "make_policy",
     "apply_profile",
     "call_policy",
+    "reads_public_table",
     "uniform_legal",
 ]
 
@@ -173,16 +184,34 @@ def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy
     return policy, config
 
 
+def reads_public_table(policy) -> bool:
+    """Whether ``policy`` plans on the public table: it declares ``reads_public_table = True``
+    and takes a ``table=`` keyword (see the module docstring)."""
+    return bool(getattr(policy, "reads_public_table", False))
+
+
 def call_policy(
-    policy: Policy, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
+    policy: Policy, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator,
+    table=None,
 ) -> np.ndarray:
     """Call ``policy`` and check its answer: (B,) int64 action ids, each legal in its row.
 
+    Args:
+        table: for a policy that :func:`reads_public_table` (ignored for the others): the
+            ``core.PublicTable`` of the same B rows, a list of ``(positions, PublicTable)`` parts
+            that together cover the B rows (games of core states with different configs: the
+            policy is then called once per part), or a zero-argument callable returning either
+            (built only when the policy reads it).
+
     Raises:
-        ValueError: a wrong shape, a non-integer dtype, or an action outside its row's mask.
+        ValueError: a wrong shape, a non-integer dtype, an action outside its row's mask, or a
+            table-reading policy given no table (or one that does not cover the rows).
     """
-    out = np.asarray(policy(observations, action_masks, rng))
     b = action_masks.shape[0]
+    if reads_public_table(policy):
+        out = _call_with_table(policy, observations, action_masks, rng, table)
+    else:
+        out = np.asarray(policy(observations, action_masks, rng))
     if out.shape != (b,) or out.dtype.kind not in "iu":
         raise ValueError(
             f"policy {policy!r} must return ({b},) integer actions, got shape {out.shape} dtype {out.dtype}"
@@ -195,6 +224,33 @@ def call_policy(
         raise ValueError(
             f"policy {policy!r} returned illegal actions in rows {bad[:10].tolist()}: {out[bad[:10]].tolist()}"
         )
+    return out
+
+
+def _call_with_table(policy, observations, action_masks, rng, table) -> np.ndarray:
+    b = action_masks.shape[0]
+    if table is None:
+        raise ValueError(
+            f"policy {policy!r} plans on the public table (reads_public_table = True) but was given "
+            "none; pass table=spit_env.core.public_table(state, rows, seats)"
+        )
+    if callable(table):
+        table = table()
+    if isinstance(table, core.PublicTable):
+        if table.batch_size != b:
+            raise ValueError(f"table must hold the policy's {b} rows, got a table of {table.batch_size}")
+        return np.asarray(policy(observations, action_masks, rng, table=table))
+    parts = list(table)
+    covered = np.zeros(b, np.int64)
+    for pos, part in parts:
+        covered[np.asarray(pos)] += 1
+        if not isinstance(part, core.PublicTable) or part.batch_size != np.asarray(pos).size:
+            raise ValueError("table parts must be (positions, PublicTable) pairs of equal sizes")
+    if (covered != 1).any():
+        raise ValueError(f"table parts must cover each of the {b} rows exactly once")
+    out = np.zeros(b, np.int64)
+    for pos, part in parts:
+        out[pos] = np.asarray(policy(observations[pos], action_masks[pos], rng, table=part))
     return out
 
 

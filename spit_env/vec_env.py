@@ -228,6 +228,16 @@ class SpitVecEnv(VecEnv):
             raise ValueError("snapshot() called before reset()")
         return self._duel.snapshot(int(index))
 
+    def public_tables(self) -> list:
+        """The learners' public tables (``spit_env.core.PublicTable``), for a planning policy in
+        the learner's seat: a list of (env indices, PublicTable), one per core state the rows
+        live in (one unless an opponent profile gives the seats different latencies), as
+        ``spit_env.policy.call_policy(planner, obs, venv.action_masks(), rng,
+        table=venv.public_tables())`` takes it."""
+        if self._obs is None:
+            raise ValueError("public_tables() called before reset()")
+        return self._duel.public_tables(np.arange(self.num_envs), self._duel.seat.copy())
+
     def _render_row(self, i: int) -> str:
         names = ["opponent", "opponent"]
         names[int(self._duel.seat[i])] = "learner"

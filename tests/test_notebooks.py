@@ -21,6 +21,7 @@ def test_heuristics_notebook_runs_and_saves_its_figures(tmp_path, monkeypatch):
     monkeypatch.setenv("SPIT_NB_LATENCY_GAMES", "2")
     monkeypatch.setenv("SPIT_NB_LATENCY_GRID", "400,600")
     monkeypatch.setenv("SPIT_NB_OUT", str(out))
+    monkeypatch.setenv("SPIT_NB_PLANNER_GAMES", "1")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     # "python3" is the kernel of the running interpreter: jupyter_client starts it with
     # sys.executable when ipykernel is importable here
@@ -37,6 +38,10 @@ def test_heuristics_notebook_runs_and_saves_its_figures(tmp_path, monkeypatch):
     curve = json.loads((out / "latency_curve.json").read_text())
     assert [p["mean_ms"] for p in curve["points"]] == [400, 600]
     # the notebook showed its plots inline
+    text = "".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells if c.cell_type == "code"
+                   for o in c.get("outputs", []))
+    assert "| planner-fast | racer | 2 |" in text  # the planner's live pairings
+    assert "| digger | greedy |" in text  # the ten-line bot, registered and played
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
                  for o in c.get("outputs", []))
     assert images >= 3

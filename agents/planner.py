@@ -1,0 +1,352 @@
+"""A planning bot: determinized Monte-Carlo planning on the batched core.
+
+``agents.make("planner")`` (and the cheaper profile ``"planner-fast"``). At each of its decisions
+with more than one legal move, for every legal move ``a`` it plays ``rollouts`` simulated futures
+of the game forward in the core and plays the move with the best mean outcome:
+
+1. **Determinize.** The planner reads the *public table* (``spit_env.core.PublicTable``: the
+   game as both players have seen it; the hidden cards - face-down stock cards and both spit
+   packs - are placeholders, the opponent's move in flight is shown only where
+   ``config.observe_opponent_move`` lets it be seen). For each rollout it draws a uniformly random
+   arrangement of the hidden cards among the hidden places (``core.replace_hidden``: the cards
+   not visible to it, in the places the table shows) and a fresh random stream
+   (``core.reseed_rows``): future latency draws, tie coins and re-deal shuffles are the planner's
+   own guesses, never the game's. It cannot see a hidden card or foresee the clock.
+2. **Roll out.** Rollout k of move a starts with a played by the planner's seat; from then on a
+   default policy plays both seats (``racer`` by default, each seat believing its own latency
+   model from the config), until the round is over (the next round has started after the
+   re-deal or slap), the game is over, or ``horizon_ms`` of simulated time have passed. The
+   same ``rollouts`` arrangements and streams serve every move of a decision (common random
+   numbers: the moves are compared on the same futures).
+3. **Score.** An outcome, from the planner's seat: ``win_weight`` for a game won in the rollout
+   (minus for a lost one), plus the card difference (opponent's cards held minus its own,
+   stock and spit cards, over 52; in the points variant also the score difference).
+4. **Choose.** The default policy's own move (what ``racer`` would play here) is the reference.
+   For every other move the planner takes its outcome minus the reference's on each of the
+   ``rollouts`` shared futures; it plays the move whose mean difference minus ``confidence``
+   standard errors is highest, if that is above 0, else the reference move. So the planner is
+   the default policy plus the deviations its rollouts show to pay (one-step policy
+   improvement): a few noisy rollouts cannot talk it into a worse move, and more rollouts let
+   smaller gains through.
+
+Every rollout of a decision, and of all games of the batch deciding at once, runs in one core
+state: one ``core.step`` per simulated epoch for all of them, no Python loop per rollout or game.
+
+**Thinking costs no game time.** The simulated clock is the game's only time: the planner's
+computation, however long, happens between two decision epochs, and its move lands after its
+seat's latency like anyone's. Its cost is wall-clock time only (``last_stats``; decisions per
+second: ``python -m experiments.benchmark``).
+
+Budget: ``rollouts`` per move and ``horizon_ms``. Profiles: ``"planner"`` (the default budget,
+sized so that a 1,000-deal tournament against racer fits in about 20 minutes on 2 cores) and
+``"planner-fast"`` (a quarter of the rollouts and a shorter horizon).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spit_env import core, rules
+from spit_env.policy import make_policy
+
+from .heuristics import RacerBot, TableView
+
+__all__ = ["PlannerBot", "PROFILES"]
+
+#: keyword arguments of the registered planner names
+PROFILES = {
+    "planner": dict(rollouts=8, horizon_ms=3000),
+    "planner-fast": dict(rollouts=2, horizon_ms=2000),
+}
+
+_MAX_ROLLOUT_STEPS = 100_000  # every step advances the clock; more is a core bug
+
+
+def _check_int(name: str, value, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+    return int(value)
+
+
+def _check_weight(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+class PlannerBot:
+    """``"planner"``: determinized Monte-Carlo planning on the core (see the module docstring).
+
+    A policy that reads the public table: call it as ``planner(obs, masks, rng, table=table)``
+    with ``table = spit_env.core.public_table(state, rows, seats)`` of the same rows (the
+    environments and the tournament do this for it).
+
+    Args:
+        rollouts: simulated futures per legal move and decision, 1-4096.
+        horizon_ms: how far a rollout looks ahead at most, in simulated ms, 1-600,000 (it also
+            stops when the round or the game is over).
+        rollout_policy: the default policy of both seats in the rollouts (a registered name or a
+            Policy; "racer" by default). A bot with ``with_latency`` is given each seat's latency
+            model from the config (the racer also gets the other seat's as its opponent's).
+        win_weight: the value of a game won within a rollout, on top of the card difference
+            (which lies in [-1, 1]), >= 0.
+        confidence: how many standard errors a move's mean gain over the default policy's own
+            move must exceed before the planner plays it, >= 0 (0: the best mean wins).
+
+    Attributes:
+        last_stats: what the last call did: ``decisions`` (rows planned), ``candidates`` (moves
+            compared), ``rollouts``, ``rollout_steps`` (core row-steps simulated),
+            ``max_simulated_ms`` (the longest rollout, in simulated ms; a rollout's last epoch
+            starts before ``horizon_ms``: ``max_step_start_ms``) and ``deviations`` (moves
+            played other than the default policy's own).
+
+    Raises:
+        ValueError: a bad budget or weight, an unknown rollout policy.
+    """
+
+    reads_public_table = True
+
+    def __init__(self, rollouts: int = 8, horizon_ms: int = 3000, rollout_policy="racer",
+                 win_weight: float = 2.0, confidence: float = 1.0):
+        self.rollouts = _check_int("rollouts", rollouts, 1, 4096)
+        self.horizon_ms = _check_int("horizon_ms", horizon_ms, 1, 600_000)
+        self.win_weight = _check_weight("win_weight", win_weight)
+        self.confidence = _check_weight("confidence", confidence)
+        self.rollout_policy = rollout_policy
+        self._default = make_policy(rollout_policy)  # checks the name now
+        self._seat_policies: dict = {}
+        self.last_stats: dict = {}
+
+    def __repr__(self) -> str:
+        return (f"PlannerBot(rollouts={self.rollouts}, horizon_ms={self.horizon_ms}, "
+                f"rollout_policy={self.rollout_policy!r}, win_weight={self.win_weight}, "
+                f"confidence={self.confidence})")
+
+    # --- the default policy of the rollouts --------------------------------------------------
+    def _policies(self, config) -> tuple:
+        """The rollout policy of seat 0 and seat 1 under ``config`` (one object if they agree)."""
+        key = config.latency
+        hit = self._seat_policies.get(key)
+        if hit is None:
+            base = self._default
+            if isinstance(base, RacerBot):
+                seats = [base.with_latency(key[s], key[1 - s]) for s in range(2)]
+                hit = (seats[0], seats[0] if key[0] == key[1] else seats[1])
+            elif hasattr(base, "with_latency"):
+                seats = [base.with_latency(key[s]) for s in range(2)]
+                hit = (seats[0], seats[0] if key[0] == key[1] else seats[1])
+            else:
+                hit = (base, base)
+            if len(self._seat_policies) > 16:
+                self._seat_policies.clear()
+            self._seat_policies[key] = hit
+        return hit
+
+    def _default_moves(self, sims, rows: np.ndarray, seats: np.ndarray, pols, rng) -> np.ndarray:
+        """(n,) the default policy's moves for seat ``seats[j]`` of row ``rows[j]``."""
+        masks = core.legal_action_mask(sims, rows, seats)
+        if hasattr(pols[0], "act"):  # a heuristic bot: its table view straight from the state
+            view = _view_of_state(sims, rows, seats)
+            parts = [(None, pols[0])] if pols[0] is pols[1] else \
+                [(np.flatnonzero(seats == s), pols[s]) for s in range(2)]
+            out = np.empty(rows.size, np.int64)
+            for j, pol in parts:
+                if j is None:
+                    return np.asarray(pol.act(view, masks, rng), np.int64)
+                if j.size:
+                    out[j] = pol.act(_subview(view, j), masks[j], rng)
+            return out
+        obs = core.observe(sims, rows, seats)
+        if pols[0] is pols[1]:
+            return np.asarray(pols[0](obs, masks, rng), np.int64)
+        out = np.empty(rows.size, np.int64)
+        for s in range(2):
+            j = np.flatnonzero(seats == s)
+            if j.size:
+                out[j] = pols[s](obs[j], masks[j], rng)
+        return out
+
+    # --- a decision ---------------------------------------------------------------------------
+    def __call__(self, observations, action_masks, rng: np.random.Generator, table=None) -> np.ndarray:
+        """(B,) int64 legal moves for a batch of decisions (see the class docstring).
+
+        Raises:
+            ValueError: bad shapes, or a missing / mismatched ``table``.
+        """
+        obs = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(action_masks)
+        if obs.ndim != 2 or obs.shape[1] != rules.OBS_DIM:
+            raise ValueError(f"observations must have shape (B, {rules.OBS_DIM}), got {obs.shape}")
+        b = obs.shape[0]
+        if masks.shape != (b, rules.N_ACTIONS) or masks.dtype != bool:
+            raise ValueError(f"action_masks must be a ({b}, {rules.N_ACTIONS}) bool array, got shape "
+                             f"{masks.shape} dtype {masks.dtype}")
+        if not isinstance(table, core.PublicTable):
+            raise ValueError("the planner reads the public table: call it with "
+                             "table=spit_env.core.public_table(state, rows, seats) of the same rows, "
+                             f"got {type(table).__name__}")
+        if table.batch_size != b:
+            raise ValueError(f"table must hold the {b} rows of the observations, got {table.batch_size}")
+        out = masks.argmax(axis=1).astype(np.int64)  # the only legal move, where there is one
+        plan = np.flatnonzero(masks.sum(axis=1) >= 2)
+        self.last_stats = dict(decisions=int(plan.size), candidates=0, rollouts=0, rollout_steps=0,
+                               max_simulated_ms=0, max_step_start_ms=0, deviations=0)
+        if plan.size == 0:
+            return out
+        values, cand_row, cand_action = self._evaluate(table, plan, masks[plan], rng)
+        # The default policy's own move is the reference: another move is played only when its
+        # rollouts beat the reference's on the same futures by ``confidence`` standard errors.
+        base = self._reference(table, plan, obs[plan], masks[plan], values, cand_row, cand_action, rng)
+        ref = np.flatnonzero(cand_action == base[cand_row])  # one per plan row, in row order
+        diff = values - values[ref[cand_row]]
+        K = values.shape[1]
+        mean = diff.mean(axis=1)
+        se = diff.std(axis=1, ddof=1) / np.sqrt(K) if K > 1 else np.full(mean.size, np.inf)
+        lower = np.where(cand_action == base[cand_row], 0.0, mean - self.confidence * se)
+        best = np.zeros(plan.size)
+        np.maximum.at(best, cand_row, lower)
+        better = (lower > 0) & (lower == best[cand_row])
+        pick = base.copy()
+        j = np.flatnonzero(better)
+        pick[cand_row[j[::-1]]] = cand_action[j[::-1]]  # (the first best candidate wins a tie)
+        out[plan] = pick
+        self.last_stats["deviations"] = int((pick != base).sum())
+        return out
+
+    def _reference(self, table, plan, obs, masks, values, cand_row, cand_action, rng) -> np.ndarray:
+        """(n,) the reference move of each planned row: the default policy's own move for the
+        planner's seat; where that is not among the legal moves given (a caller's mask narrower
+        than the game's, e.g. WAIT taken out), the move with the best mean rollout value."""
+        pols = self._policies(table.state.config)
+        seat = table.seat[plan]
+        base = np.empty(plan.size, np.int64)
+        for s in (0, 1) if pols[0] is not pols[1] else (None,):
+            j = np.arange(plan.size) if s is None else np.flatnonzero(seat == s)
+            if j.size:
+                base[j] = pols[s or 0](obs[j], masks[j], rng)
+        legal = masks[np.arange(plan.size), base]
+        if not legal.all():
+            mean = values.mean(axis=1)
+            best = np.full(plan.size, -np.inf)
+            np.maximum.at(best, cand_row, mean)
+            top = np.flatnonzero(mean == best[cand_row])[::-1]
+            first = np.empty(plan.size, np.int64)
+            first[cand_row[top]] = cand_action[top]  # the lowest action id among the best
+            base = np.where(legal, base, first)
+        return base
+
+    def _evaluate(self, table, plan: np.ndarray, masks: np.ndarray, rng: np.random.Generator):
+        """Mean rollout value of every legal move of the ``plan`` rows.
+
+        Returns (values (C, K) float64 of each move's K rollouts, cand_row (C,) index into plan,
+        cand_action (C,) move)."""
+        K = self.rollouts
+        cand_row, cand_action = np.nonzero(masks)
+        C = cand_row.size
+        # K determinizations per deciding row, shared by its moves (common random numbers)
+        base = core.copy_rows(table.state, plan, K)
+        every = np.arange(base.batch_size)
+        core.replace_hidden(base, every, rng=rng)
+        core.reseed_rows(base, every, rng.integers(0, np.iinfo(np.int64).max, base.batch_size))
+        sims = core.copy_rows(base, (cand_row[:, None] * K + np.arange(K)).reshape(-1))
+        M = sims.batch_size  # row i * K + k: move i, determinization k
+        seat = np.repeat(table.seat[plan][cand_row], K)
+        first = np.repeat(cand_action, K)
+        values = self._rollouts(sims, seat, first, rng)
+        self.last_stats.update(candidates=int(C), rollouts=int(M))
+        return values.reshape(C, K), cand_row, cand_action
+
+    def _rollouts(self, sims, seat: np.ndarray, first: np.ndarray, rng) -> np.ndarray:
+        """Play every row of ``sims`` forward (row m's first move ``first[m]`` by ``seat[m]``)
+        and return (M,) float64 values from ``seat``'s side."""
+        cfg = sims.config
+        pols = self._policies(cfg)
+        M = sims.batch_size
+        ids = np.arange(M)  # row of sims -> rollout index (sims is compacted as rollouts end)
+        seat_now = seat.copy()
+        start = sims.clock.copy()
+        end = start + self.horizon_ms
+        rounds0 = sims.rounds.copy()
+        values = np.zeros(M)
+        steps = 0
+        active = np.ones(M, bool)
+        for n_step in range(_MAX_ROLLOUT_STEPS):
+            B = sims.batch_size
+            free = sims.free & active[:, None]
+            acts = np.zeros((B, 2), np.int64)
+            if n_step == 0:
+                acts[np.arange(B), seat_now] = first
+                free[np.arange(B), seat_now] = False
+            r, s = np.nonzero(free)
+            if r.size:
+                acts[r, s] = self._default_moves(sims, r, s, pols, rng)
+            began = int((sims.clock[active] - start[ids[active]]).max())
+            self.last_stats["max_step_start_ms"] = max(self.last_stats["max_step_start_ms"], began)
+            sims, _ = core.step(sims, acts, rows=None if active.all() else active)
+            steps += int(active.sum())
+            done = active & ((sims.phase == rules.PHASE_OVER) | (sims.clock >= end[ids])
+                             | ((sims.rounds > rounds0[ids]) & (sims.phase != rules.PHASE_SLAP)))
+            if done.any():
+                d = np.flatnonzero(done)
+                values[ids[d]] = self._value(sims, d, seat_now[d])
+                self.last_stats["max_simulated_ms"] = max(
+                    self.last_stats["max_simulated_ms"], int((sims.clock[d] - start[ids[d]]).max()))
+                active &= ~done
+                n_active = int(active.sum())
+                if n_active == 0:
+                    break
+                if n_active < 0.75 * B:  # drop the finished rollouts from the batch
+                    keep = np.flatnonzero(active)
+                    sims = core.copy_rows(sims, keep)
+                    ids, seat_now, active = ids[keep], seat_now[keep], np.ones(keep.size, bool)
+        else:  # pragma: no cover - only a core whose clock stands still gets here
+            raise RuntimeError("a rollout did not end (core bug)")
+        self.last_stats["rollout_steps"] += steps
+        return values
+
+    def _value(self, sims, rows: np.ndarray, seat: np.ndarray) -> np.ndarray:
+        """(n,) the outcome of rows ``rows`` from ``seat``'s side (module docstring, step 3)."""
+        held = sims.height[rows].sum(axis=2, dtype=np.int64) + sims.spit_n[rows]  # (n, P)
+        if sims.config.scoring == "points":
+            held = held + sims.scores[rows]
+        j = np.arange(rows.size)
+        v = (held[j, 1 - seat] - held[j, seat]) / rules.N_CARDS
+        w = sims.winner[rows]
+        won = sims.terminated[rows] & (w >= 0)
+        return v + self.win_weight * np.where(won, np.where(w == seat, 1.0, -1.0), 0.0)
+
+
+_RANK = rules.CARD_RANK.astype(np.int64)  # index card + 1
+
+
+def _view_of_state(st, rows: np.ndarray, seats: np.ndarray) -> TableView:
+    """The heuristic bots' TableView of seat ``seats[j]`` in row ``rows[j]``, read from the core
+    state: the same values ``read_table(core.observe(st, rows, seats))`` decodes (the time to
+    landing clipped at 1 s, the opponent's move hidden unless the config shows it), without
+    building the observation vector (the rollouts' hot path)."""
+    me = rows * 2 + seats
+    opp = me ^ 1
+    top = st.top.reshape(-1, rules.N_STOCKS)
+    up = st.face_up.reshape(-1, rules.N_STOCKS)
+    height = st.height.reshape(-1, rules.N_STOCKS)
+    rank = np.where(up, _RANK.take(top.astype(np.intp) + 1), 0)  # all places of the pairs below
+    ct = _RANK.take(st.centre_top.reshape(-1).astype(np.intp) + 1)
+    cn = st.centre_n.reshape(-1).astype(np.int64)
+    fa = st.fl_action.reshape(-1).take(opp).astype(np.int64)
+    busy = fa >= 0
+    ttl = np.where(busy, np.minimum(st.fl_land.reshape(-1).take(opp) - st.clock.take(rows), 1000), 0)
+    shown = busy & st.config.observe_opponent_move
+    return TableView(
+        phase=st.phase.take(rows).astype(np.int64),
+        my_rank=rank.take(me, axis=0), opp_rank=rank.take(opp, axis=0),
+        my_height=height.take(me, axis=0).astype(np.int64),
+        opp_height=height.take(opp, axis=0).astype(np.int64),
+        centre_rank=np.stack([ct.take(me), ct.take(opp)], axis=1),
+        centre_size=np.stack([cn.take(me), cn.take(opp)], axis=1),
+        opp_busy=busy, opp_time_ms=ttl.astype(np.float64), opp_action=np.where(shown, fa, -1),
+    )
+
+
+def _subview(view: TableView, j: np.ndarray) -> TableView:
+    return TableView(**{k: v[j] for k, v in vars(view).items()})

@@ -1,0 +1,224 @@
+"""The planning bot (agents.planner): it plays legal moves through every runner, it never peeks
+(not at hidden cards, not at the game's random streams), it keeps to its budget, and its thinking
+costs the game nothing."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import gymnasium
+import numpy as np
+import pytest
+
+import agents
+import spit_env
+from agents.planner import PlannerBot
+from experiments import tournament as T
+from spit_env import core, rules
+from spit_env.config import SpitConfig
+from spit_env.policy import call_policy, make_policy, registered_policies
+
+SMALL = dict(rollouts=4, horizon_ms=1500)
+
+
+def _mid_game(config=None, batch=24, steps=30, seed=2):
+    """Games of racer against racer, stopped after different numbers of steps."""
+    config = config or SpitConfig()
+    racer = agents.make("racer")
+    rng = np.random.default_rng(seed)
+    state = core.init(config, batch, seed=seed)
+    for k in range(steps):
+        obs, masks = core.observe(state), core.legal_action_mask(state)
+        acts = np.stack([racer(obs[:, s], masks[:, s], rng) for s in range(2)], axis=1)
+        state, _ = core.step(state, acts, rows=np.arange(batch) >= (k * batch) // steps)
+    return state
+
+
+def _decide(planner, state, seat, seed):
+    obs = core.observe(state)[:, seat]
+    masks = core.legal_action_mask(state)[:, seat]
+    table = core.public_table(state, np.arange(state.batch_size), seat)
+    return planner(obs, masks, np.random.default_rng(seed), table=table)
+
+
+def _arrays(state):
+    return {f.name: getattr(state, f.name).copy() for f in fields(state)
+            if isinstance(getattr(state, f.name), np.ndarray)}
+
+
+# --- registration and play -----------------------------------------------------------------------
+def test_planner_profiles_are_registered_with_their_budgets():
+    assert {"planner", "planner-fast"} <= set(registered_policies())
+    fast, default = agents.make("planner-fast"), agents.make("planner")
+    assert fast.rollouts * fast.horizon_ms < default.rollouts * default.horizon_ms
+    assert agents.make("planner", rollouts=3).rollouts == 3
+    assert fast.reads_public_table and "PlannerBot(" in repr(fast)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(rollouts=0), "rollouts"), (dict(rollouts=2.5), "rollouts"), (dict(horizon_ms=0), "horizon_ms"),
+    (dict(horizon_ms="3s"), "horizon_ms"), (dict(win_weight=-1), "win_weight"),
+    (dict(confidence=float("nan")), "confidence"), (dict(rollout_policy="nobody"), "unknown policy"),
+])
+def test_bad_budgets_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        agents.make("planner", **kwargs)
+
+
+def test_the_planner_needs_the_public_table_of_the_same_rows():
+    state = _mid_game(batch=4)
+    planner = PlannerBot(**SMALL)
+    obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
+    with pytest.raises(ValueError, match="public_table"):
+        planner(obs, masks, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="public_table"):
+        call_policy(planner, obs, masks, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="4 rows"):
+        planner(obs, masks, np.random.default_rng(0), table=core.public_table(state, [0, 1], 0))
+
+
+@pytest.mark.parametrize("config", [SpitConfig(), SpitConfig(auto_flip=False, wrap_ranks=False),
+                                    SpitConfig(scoring="points", target_points=40,
+                                               observe_opponent_move=False)])
+def test_planner_plays_whole_games_in_the_tournament(config):
+    config = config.replace(max_game_ms=60_000)
+    seat0 = T.Player("planner-small", "planner", None, SMALL)
+    res = T.run_games(seat0, "greedy@expert", np.arange(6), config=config, batch_size=6)
+    assert (res["steps"] > 0).all()  # every game ran to its end (call_policy checked every move)
+
+
+def test_planner_is_an_environment_opponent():
+    env = gymnasium.make("Spit-v0", opponent="planner-fast", config=SpitConfig(max_game_ms=20_000))
+    obs, _ = env.reset(seed=1)
+    done = False
+    while not done:
+        mask = env.unwrapped.action_masks()
+        obs, _, term, trunc, _ = env.step(int(np.flatnonzero(mask)[-1]))
+        done = term or trunc
+    # an opponent profile whose latency differs by seat puts the rows in two core states
+    venv = spit_env.SpitVecEnv(4, opponent="planner-fast@expert", config=SpitConfig(max_game_ms=20_000),
+                               seed=3)
+    venv.reset()
+    assert len(venv._duel.states) == 2
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        masks = venv.action_masks()
+        venv.step(np.where(masks, rng.random(masks.shape), -1).argmax(axis=1))
+
+
+def test_planner_plays_the_learner_seat_from_the_environments_public_tables():
+    planner = PlannerBot(**SMALL)
+    rng = np.random.default_rng(0)
+    venv = spit_env.SpitVecEnv(6, opponent="greedy@expert", config=SpitConfig(max_game_ms=20_000), seed=5)
+    obs = venv.reset()
+    for _ in range(25):
+        actions = call_policy(planner, obs, venv.action_masks(), rng, table=venv.public_tables())
+        obs, *_ = venv.step(actions)
+    env = spit_env.SpitGymEnv(opponent="greedy")
+    obs, _ = env.reset(seed=2)
+    move = planner(obs[None], env.action_masks()[None], rng, table=env.public_table())
+    assert env.action_masks()[move[0]]
+    par = spit_env.parallel_env()
+    obs, _ = par.reset(seed=3)
+    for agent in par.agents:
+        mask = obs[agent]["action_mask"][None].astype(bool)
+        move = planner(obs[agent]["observation"][None], mask, rng, table=par.public_table(agent))
+        assert mask[0, move[0]]
+    with pytest.raises(ValueError, match="agent must be one of"):
+        par.public_table("player_7")
+
+
+# --- no peeking ----------------------------------------------------------------------------------
+def _permuted(state, seed):
+    """A copy of ``state`` with every row's hidden cards in another order."""
+    other = core.copy_rows(state, np.arange(state.batch_size))
+    core.replace_hidden(other, np.arange(other.batch_size), rng=np.random.default_rng(seed))
+    assert (core.hidden_cards(other) != core.hidden_cards(state)).any(axis=1).mean() > 0.9
+    return other
+
+
+def _reseeded(state):
+    """A copy of ``state`` with other random streams (keys and game ids), the table unchanged."""
+    other = core.copy_rows(state, np.arange(state.batch_size))
+    core.reseed_rows(other, np.arange(other.batch_size), np.arange(other.batch_size) * 7919 + 1)
+    other.game_id += 500
+    return other
+
+
+@pytest.mark.parametrize("config", [SpitConfig(), SpitConfig(auto_flip=False, observe_opponent_move=False)])
+def test_decisions_do_not_depend_on_hidden_cards_or_the_games_streams(config):
+    planner = PlannerBot(rollouts=6, horizon_ms=2000)
+    for steps in (10, 45):
+        state = _mid_game(config, steps=steps)
+        for seat in (0, 1):
+            want = _decide(planner, state, seat, seed=11)
+            assert planner.last_stats["decisions"] > 0 and planner.last_stats["rollouts"] > 0
+            np.testing.assert_array_equal(_decide(planner, _permuted(state, 3), seat, seed=11), want)
+            np.testing.assert_array_equal(_decide(planner, _reseeded(state), seat, seed=11), want)
+
+
+def test_the_no_peeking_checks_would_catch_a_planner_given_the_real_game():
+    """The control of the test above: handed the game itself instead of its public table, the
+    same planner's decisions do change with the hidden cards and with the stream key."""
+    planner = PlannerBot(rollouts=6, horizon_ms=2000, confidence=0.0)
+    state = _mid_game(steps=45, batch=48)
+
+    def leaky(st):
+        obs, masks = core.observe(st)[:, 0], core.legal_action_mask(st)[:, 0]
+        table = core.PublicTable(core.copy_rows(st, np.arange(st.batch_size)),
+                                 np.zeros(st.batch_size, np.int64), np.arange(st.batch_size))
+        return planner(obs, masks, np.random.default_rng(11), table=table)
+
+    want = leaky(state)
+    assert (leaky(_permuted(state, 3)) != want).any()
+
+
+# --- budget and time -----------------------------------------------------------------------------
+@pytest.mark.parametrize("rollouts, horizon_ms", [(1, 500), (3, 1200), (5, 4000)])
+def test_the_planner_keeps_to_its_budget(rollouts, horizon_ms):
+    planner = PlannerBot(rollouts=rollouts, horizon_ms=horizon_ms)
+    state = _mid_game(steps=25)
+    masks = core.legal_action_mask(state)[:, 1]
+    _decide(planner, state, 1, seed=0)
+    stats = planner.last_stats
+    planned = masks.sum(axis=1) >= 2
+    assert stats["decisions"] == planned.sum() > 0
+    assert stats["candidates"] == masks[planned].sum()
+    assert stats["rollouts"] == rollouts * stats["candidates"]
+    assert 0 < stats["max_step_start_ms"] < horizon_ms  # no rollout epoch starts past the horizon
+    assert stats["rollout_steps"] >= stats["rollouts"]
+    if rollouts == 1:
+        assert stats["deviations"] == 0  # one rollout proves nothing: the default policy's move
+
+
+def test_thinking_changes_nothing_in_the_game():
+    """The planner's work happens between two epochs on copies: the game's state, clock and
+    streams are untouched, so its move lands after its seat's latency like anyone's."""
+    state = _mid_game(steps=20)
+    before = _arrays(state)
+    masks = core.legal_action_mask(state)
+    _decide(PlannerBot(**SMALL), state, 0, seed=4)
+    for name, value in _arrays(state).items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+    np.testing.assert_array_equal(core.legal_action_mask(state), masks)
+
+
+def test_same_generator_same_decisions_and_no_plan_when_only_wait_is_legal():
+    planner = make_policy("planner-fast")
+    state = _mid_game(steps=35)
+    np.testing.assert_array_equal(_decide(planner, state, 0, 5), _decide(planner, state, 0, 5))
+    busy = ~state.free[:, 0]
+    assert busy.any()
+    moves = _decide(planner, state, 0, 6)
+    assert (moves[busy] == rules.WAIT).all()
+
+
+def test_planner_is_a_behaviour_cloning_teacher():
+    pytest.importorskip("sb3_contrib")
+    from experiments.train_ppo import Args, collect_teacher_data, parse_opponent
+
+    # a profile opponent with another latency and a random learner seat: two core states
+    obs, masks, actions = collect_teacher_data(Args(num_envs=8, seed=1), parse_opponent("greedy@expert"),
+                                               "planner-fast", 150)
+    assert len(obs) == len(actions) >= 150
+    assert masks[np.arange(len(actions)), actions].all()
