@@ -222,3 +222,19 @@ def test_planner_is_a_behaviour_cloning_teacher():
                                                "planner-fast", 150)
     assert len(obs) == len(actions) >= 150
     assert masks[np.arange(len(actions)), actions].all()
+
+
+def test_planner_study_runs_at_toy_size(tmp_path):
+    from experiments import planner_study
+
+    out = planner_study.main(["--deals", "1", "--budgets", "planner-fast", "--opponents", "random,greedy",
+                              "--curve-rollouts", "1,2", "--max-game-ms", "4000", "--batch", "2",
+                              "--json", str(tmp_path / "p.json"), "--plot", str(tmp_path / "c.png"),
+                              "--quiet"])
+    assert [(r["player"], r["opponent"], r["games"]) for r in out["table"]] == \
+        [("planner-fast", "random", 2), ("planner-fast", "greedy", 2)]
+    assert [p["rollouts"] for p in out["curve"]] == [1, 2]
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "p.json").exists()
+    with pytest.raises(SystemExit):
+        planner_study.main(["--curve-rollouts", "0"])

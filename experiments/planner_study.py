@@ -1,0 +1,211 @@
+"""How much strategy is there in Spit? The planning bot measured against the heuristics.
+
+Run ``python -m experiments.planner_study --help``. The published run (docs/results/)::
+
+    python -m experiments.planner_study --deals 1000 --workers 2 \\
+        --json docs/results/planner.json --plot docs/results/planner_curve.png
+
+Two parts, both on duplicate deals at equal latency (``experiments.tournament``: each deal played
+twice with the seats swapped, win rates with 95% Wilson intervals, draws counted half):
+
+1. **Table**: each planner budget (``--budgets``, registered names such as ``planner-fast`` and
+   ``planner``) against each heuristic (``--opponents``), ``--deals`` deals per pairing.
+2. **Curve**: the planner with ``r`` rollouts per move (its default horizon otherwise) against
+   ``--curve-opponent`` for each ``r`` of ``--curve-rollouts``: the win rate as a function of the
+   budget. If planning helps, the curve climbs; where the game leaves no room, it flattens.
+
+Each pairing's deals are split into chunks run by ``--workers`` processes (game ids fix the deals
+and streams, so the split changes nothing but the wall time); wall seconds per pairing are
+reported with the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from spit_env.config import SpitConfig
+from spit_env.latency import Latency
+
+from .tournament import Player, play_pairing, wilson_interval
+
+__all__ = ["run_pairing", "study", "plot_curve", "main"]
+
+
+def _chunk(task: tuple) -> dict:
+    player, opponent, first, deals, config, seed, batch = task
+    r = play_pairing(player, opponent, deals, config=config, seed=seed, first_game=first,
+                     batch_size=batch)
+    return {"wins_a": r.wins_a, "wins_b": r.wins_b, "draws": r.draws, "truncated": r.truncated,
+            "steps": r.mean_steps * r.games}
+
+
+def run_pairing(player: Player | str, opponent: str, deals: int, *, config: SpitConfig | None = None,
+                seed: int = 0, batch_size: int = 512, workers: int = 1, pool=None) -> dict:
+    """One duplicate-deal pairing, its deals split among ``workers`` processes. Returns a dict:
+    "player", "opponent", "deals", "games", "wins", "losses", "draws", "truncated",
+    "win_rate", "ci_low", "ci_high" (95% Wilson), "mean_steps", "wall_seconds"."""
+    player = Player.parse(player)
+    label = player.label
+    n_chunks = max(1, min(workers, deals))
+    bounds = np.linspace(0, deals, n_chunks + 1).astype(int)
+    config = config or SpitConfig()
+    tasks = [(player, opponent, int(a), int(b - a), config, seed, batch_size)
+             for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    t0 = time.perf_counter()
+    parts = list(pool.map(_chunk, tasks)) if pool is not None else [_chunk(t) for t in tasks]
+    wall = time.perf_counter() - t0
+    wins = sum(p["wins_a"] for p in parts)
+    losses = sum(p["wins_b"] for p in parts)
+    draws = sum(p["draws"] for p in parts)
+    games = 2 * deals
+    lo, hi = wilson_interval(wins + draws / 2, games)
+    return {"player": label, "opponent": opponent, "deals": deals, "games": games, "wins": wins,
+            "losses": losses, "draws": draws, "truncated": sum(p["truncated"] for p in parts),
+            "win_rate": (wins + draws / 2) / games, "ci_low": lo, "ci_high": hi,
+            "mean_steps": sum(p["steps"] for p in parts) / games, "wall_seconds": wall}
+
+
+def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, curve_deals: int, *,
+          config: SpitConfig | None = None, seed: int = 0, batch_size: int = 512, workers: int = 1,
+          show_progress: bool = True) -> dict:
+    """Run the table and the curve (module docstring); returns the JSON-serialisable result."""
+    from tqdm import tqdm
+
+    from agents import PLANNER_PROFILES
+
+    jobs = [("table", Player.parse(b), o, deals) for b in budgets for o in opponents]
+    horizon = PLANNER_PROFILES["planner"]["horizon_ms"]
+    for r in curve_rollouts:
+        kw = {"rollouts": int(r), "horizon_ms": horizon}
+        jobs.append(("curve", Player(f"planner(rollouts={r})", "planner", None, kw), curve_opponent,
+                     curve_deals))
+    config = config or SpitConfig()
+    out = {"deals": deals, "curve_deals": curve_deals, "seed": seed, "config": config.to_dict(),
+           "profiles": PLANNER_PROFILES, "curve_horizon_ms": horizon, "workers": workers,
+           "scoring": "win 1, loss 0, draw or truncation 1/2; 95% Wilson intervals over 2 x deals games",
+           "table": [], "curve": []}
+    bar = tqdm(total=len(jobs), desc="planner study", unit="pairing", disable=not show_progress)
+    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    try:
+        for part, player, opponent, n in jobs:
+            res = run_pairing(player, opponent, n, config=config, seed=seed, batch_size=batch_size,
+                              workers=workers, pool=pool)
+            if part == "curve":
+                res["rollouts"] = player.kwargs["rollouts"]
+            out[part].append(res)
+            bar.update(1)
+            bar.write(f"{res['player']:>24} vs {res['opponent']:<8} {res['win_rate']:.3f} "
+                      f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}]  {res['wall_seconds']:.0f} s")
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.shutdown()
+    return out
+
+
+def plot_curve(result: dict, path: str | Path | None = None):
+    """The win rate against the rollouts per move (log scale), with the 95% band; the budgets of
+    the table against the same opponent are marked. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    pts = result["curve"]
+    x = np.array([p["rollouts"] for p in pts], float)
+    y = np.array([p["win_rate"] for p in pts])
+    lo = np.array([p["ci_low"] for p in pts])
+    hi = np.array([p["ci_high"] for p in pts])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if len(pts):
+        opp = pts[0]["opponent"]
+        ax.fill_between(x, lo, hi, alpha=0.3, label="95% Wilson interval")
+        ax.plot(x, y, "o-", label=f"planner vs {opp} (horizon {result['curve_horizon_ms']} ms)")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(x, [f"{int(v)}" for v in x])
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("rollouts per legal move and decision")
+    ax.set_ylabel("win rate of the planner")
+    ax.set_title(f"Does thinking pay? ({result['curve_deals']} duplicate deals per point)", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+    return fig
+
+
+def _parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m experiments.planner_study",
+                                description="The planning bot against the heuristics on duplicate deals: "
+                                "a table at two budgets and the win rate as a function of rollouts.")
+    p.add_argument("--budgets", default="planner-fast,planner",
+                   help="planner names or profiles for the table (default: %(default)s)")
+    p.add_argument("--opponents", default="random,greedy,racer",
+                   help="the heuristics they play (default: %(default)s)")
+    p.add_argument("--deals", type=int, default=100, help="duplicate deals per pairing (default: %(default)s)")
+    p.add_argument("--curve-rollouts", default="1,2,4,8,16",
+                   help="rollouts per move of the curve's points; empty: no curve (default: %(default)s)")
+    p.add_argument("--curve-opponent", default="racer", help="the curve's opponent (default: %(default)s)")
+    p.add_argument("--curve-deals", type=int, default=None, help="deals per curve point (default: --deals)")
+    p.add_argument("--latency", default="club", help="both seats' latency (default: %(default)s)")
+    p.add_argument("--max-game-ms", type=int, default=None,
+                   help="simulated time after which a game is truncated, a draw (D16; default: the config's)")
+    p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
+    p.add_argument("--batch", type=int, default=512, help="games stepped at once per process (default: %(default)s)")
+    p.add_argument("--workers", type=int, default=1, help="processes (default: %(default)s)")
+    p.add_argument("--json", type=Path, help="write the result as JSON here")
+    p.add_argument("--plot", type=Path, help="write the curve PNG here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = p.parse_args(argv)
+    for name in ("deals", "batch", "workers"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be >= 1")
+    if args.curve_deals is not None and args.curve_deals < 1:
+        p.error("--curve-deals must be >= 1")
+    args.budgets = [s.strip() for s in args.budgets.split(",") if s.strip()]
+    args.opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
+    try:
+        args.curve_rollouts = [int(x) for x in args.curve_rollouts.split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--curve-rollouts must be whole numbers separated by commas, got {args.curve_rollouts!r}")
+    for spec in args.budgets + args.opponents + [args.curve_opponent]:
+        try:
+            Player.parse(spec).build(Latency.preset("club"))
+        except ValueError as err:
+            p.error(f"{spec!r}: {err}")
+    for r in args.curve_rollouts:
+        try:
+            Player("x", "planner", None, {"rollouts": r}).build(Latency.preset("club"))
+        except ValueError as err:
+            p.error(f"--curve-rollouts: {err}")
+    try:
+        args.config = SpitConfig(latency=Latency.parse(args.latency))
+        if args.max_game_ms is not None:
+            args.config = args.config.replace(max_game_ms=args.max_game_ms)
+    except ValueError as err:
+        p.error(f"--latency / --max-game-ms: {err}")
+    return args
+
+
+def main(argv=None) -> dict:
+    args = _parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    result = study(args.budgets, args.opponents, args.deals, args.curve_rollouts, args.curve_opponent,
+                   args.curve_deals or args.deals, config=args.config, seed=args.seed,
+                   batch_size=args.batch, workers=args.workers, show_progress=not args.quiet)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2))
+    if args.plot and result["curve"]:
+        plot_curve(result, args.plot)
+    return result
+
+
+if __name__ == "__main__":
+    main()
