@@ -21,7 +21,7 @@ one-hot action      (B,) int64 action id 0-22, -1 where all zero (free, or not s
 flag                (B,) or (B, k) bool
 count               (B,) or (B, k) int64, the value times its scale (stock heights x 5, cards x 52)
 time                (B,) float64 ms (``time_to_land``: clipped at 1,000 ms by the observation)
-fraction            (B,) float64 as observed, in [0, 1] (clock, round, score)
+fraction            (B,) float64 as observed, in [0, 1] (clock, round, stall_timer, score)
 ==================  ===========================================================================
 
 The decoding is exact (one-hot and counts are read back to integers), array-only and fast
@@ -45,6 +45,7 @@ FIELD_KINDS: dict[str, tuple[str, float, int]] = {
     "one_pile_round": ("flag", 1, 1),
     "clock": ("fraction", 1, 1),
     "round": ("fraction", 1, 1),
+    "stall_timer": ("fraction", 1, 1),
     "stock_top_rank": ("ranks", 1, rules.N_STOCKS),
     "stock_top_face_down": ("flag", 1, rules.N_STOCKS),
     "stock_height": ("count", rules.MAX_STOCK_HEIGHT, rules.N_STOCKS),

@@ -36,7 +36,9 @@ def _from_snapshot(snap: dict, seat: int, config: SpitConfig) -> dict:
     out = {"phase": rules.PHASE_NAMES.index(snap["phase"]),
            "centre_top_rank": [rules.rank(snap["centre"][q][-1]) if snap["centre"][q] else 0
                                for q in (seat, 1 - seat)],
-           "centre_size": [len(snap["centre"][q]) for q in (seat, 1 - seat)]}
+           "centre_size": [len(snap["centre"][q]) for q in (seat, 1 - seat)],
+           "stall_timer": 0.0 if config.stall_timeout_ms is None else
+           min((snap["clock_ms"] - snap["last_move_ms"]) / config.stall_timeout_ms, 1.0)}
     for prefix, q in (("self_", seat), ("opp_", 1 - seat)):
         places = snap["stocks"][q]
         out[prefix + "stock_top_rank"] = [rules.rank(pl[-1][0]) if pl and pl[-1][1] else 0 for pl in places]
