@@ -68,6 +68,7 @@ _PLAY_COLS = _PLAY_IDS.reshape(-1)  # PLAY ids in (s, c) order, s major
 _PLACE_BIT = 1 << np.arange(N_STOCKS, dtype=np.int64)  # place s <-> bit s of a fit word
 _NOT_SELF = (~_PLACE_BIT & ((1 << N_STOCKS) - 1))[None, :, None]  # (1, S, 1): clear bit s
 _POPCOUNT = np.array([bin(x).count("1") for x in range(1 << N_STOCKS)], np.int64)
+_PLACE_BIT_2 = np.concatenate([_PLACE_BIT, _PLACE_BIT << N_STOCKS])  # ours, then the opponent's
 _HORIZON_MS = rules.TIME_SCALE_MS  # times to landing are observed up to 1 s
 _QUANTILE_STEP = 64  # the opponent's latency model, by every 64th of its 65,536 quantiles
 
@@ -233,6 +234,7 @@ class ChainBot:
         self.wrap_ranks = bool(wrap_ranks)
         self.adjacent = rules.ADJACENT[self.wrap_ranks]
         self._neighbours = _neighbour_tables(self.adjacent)
+        self._adjacent_flat = self.adjacent.reshape(-1)
 
     # --- shared pieces --------------------------------------------------------------------------
     def _after_play(self, view: TableView) -> np.ndarray:
@@ -261,6 +263,21 @@ class ChainBot:
         if exclude_self:
             bits &= _NOT_SELF
         return _POPCOUNT.take(bits)
+
+    def _follow_counts(self, mine: np.ndarray, theirs: np.ndarray, new_top: np.ndarray):
+        """Both counts racer needs in one pass: ``_follow_count(mine, new_top, True)`` and
+        ``_follow_count(theirs, new_top, False)`` (our places in bits 0-4 of the words, the
+        opponent's in bits 5-9)."""
+        b = mine.shape[0]
+        flat = np.concatenate([np.arange(b)[:, None] * 15 + mine, np.arange(b)[:, None] * 15 + theirs],
+                              axis=1).reshape(-1)
+        by_rank = np.bincount(flat, np.tile(_PLACE_BIT_2, b), minlength=b * 15).astype(np.int64)
+        tops = new_top.reshape(b, -1)
+        row0 = (np.arange(b) * 15)[:, None]
+        nb1, nb2 = self._neighbours
+        fit = (by_rank.take(row0 + nb1.take(tops)) | by_rank.take(row0 + nb2.take(tops))).reshape(new_top.shape)
+        bits = fit[..., 0] | fit[..., 1]  # (B, S, 2)
+        return _POPCOUNT.take(bits & _NOT_SELF), _POPCOUNT.take(bits >> N_STOCKS)
 
     def play_scores(self, view: TableView) -> np.ndarray:
         """(B, S, 2) float64 score of each PLAY(s, c) (meaningful only where it is legal)."""
@@ -397,9 +414,11 @@ class RacerBot(ChainBot):
         """(B, S, 2) float64 score of each PLAY(s, c) and (B, S, 2) bool whether it is doomed."""
         b = view.my_rank.shape[0]
         rows = np.arange(b)
-        scores = super().play_scores(view)
         new_top = self._after_play(view)
-        scores = scores - self.deny_weight * self._follow_count(view.opp_rank, new_top, False)
+        follow, deny = self._follow_counts(view.my_rank, view.opp_rank, new_top)
+        reveal = (view.my_height >= 2)[:, :, None]
+        scores = self.reveal_weight * reveal + self.chain_weight * follow  # as ChainBot.play_scores
+        scores = scores - self.deny_weight * deny
 
         # the opponent's PLAY in flight: which of our piles, which card, does it fit now
         a = np.maximum(view.opp_action, 0)
@@ -416,7 +435,7 @@ class RacerBot(ChainBot):
         doomed = ((threat & (late >= self.doom_p))[:, None] & on_target)[:, None, :]
 
         # the opponent's next decision (now if free, when its move lands if busy)
-        fits = self.adjacent[view.opp_rank[:, :, None], view.centre_rank[:, None, :]]  # (B, S, 2)
+        fits = self._adjacent_flat.take(view.opp_rank[:, :, None] * 14 + view.centre_rank[:, None, :])
         n_plays = fits.sum(axis=1)
         share = n_plays / np.maximum(n_plays.sum(axis=1, keepdims=True), 1)
         lose = self.p_late_after_opponent(t)

@@ -55,8 +55,8 @@ __all__ = ["PlannerBot", "PROFILES"]
 
 #: keyword arguments of the registered planner names
 PROFILES = {
-    "planner": dict(rollouts=8, horizon_ms=3000),
-    "planner-fast": dict(rollouts=2, horizon_ms=2000),
+    "planner": dict(rollouts=16, horizon_ms=3000),
+    "planner-fast": dict(rollouts=4, horizon_ms=2000),
 }
 
 _MAX_ROLLOUT_STEPS = 100_000  # every step advances the clock; more is a core bug
@@ -107,7 +107,7 @@ class PlannerBot:
 
     reads_public_table = True
 
-    def __init__(self, rollouts: int = 8, horizon_ms: int = 3000, rollout_policy="racer",
+    def __init__(self, rollouts: int = 16, horizon_ms: int = 3000, rollout_policy="racer",
                  win_weight: float = 2.0, confidence: float = 1.0):
         self.rollouts = _check_int("rollouts", rollouts, 1, 4096)
         self.horizon_ms = _check_int("horizon_ms", horizon_ms, 1, 600_000)

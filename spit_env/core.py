@@ -1394,9 +1394,12 @@ def _hidden_slots(st: CoreState, R: np.ndarray):
 
 def _pack(vals: np.ndarray, hidden: np.ndarray) -> np.ndarray:
     """(R, N) int8: the hidden values of each row in slot order, then -1."""
-    order = np.argsort(~hidden, axis=1, kind="stable")[:, :N]
-    return np.where(np.take_along_axis(hidden, order, axis=1), np.take_along_axis(vals, order, axis=1),
-                    -1).astype(np.int8)
+    n = vals.shape[0]
+    pos = np.cumsum(hidden, axis=1) - 1  # a hidden slot's place among its row's hidden cards
+    out = np.full(n * N, -1, np.int8)
+    rr, ss = hidden.nonzero()
+    out[rr * N + pos[rr, ss]] = vals[rr, ss]
+    return out.reshape(n, N)
 
 
 def hidden_cards(state: CoreState, rows=None) -> np.ndarray:
