@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from spit_env import core, rules
-from spit_env.policy import make_policy
+from spit_env.policy import make_policy, reads_public_table
 
 from .heuristics import RacerBot, TableView
 
@@ -115,6 +115,9 @@ class PlannerBot:
         self.confidence = _check_weight("confidence", confidence)
         self.rollout_policy = rollout_policy
         self._default = make_policy(rollout_policy)  # checks the name now
+        if reads_public_table(self._default):
+            raise ValueError(f"rollout_policy must be a policy of observations alone, not one that plans on "
+                             f"the public table, got {rollout_policy!r}")
         self._seat_policies: dict = {}
         self.last_stats: dict = {}
 
@@ -146,25 +149,17 @@ class PlannerBot:
     def _default_moves(self, sims, rows: np.ndarray, seats: np.ndarray, pols, rng) -> np.ndarray:
         """(n,) the default policy's moves for seat ``seats[j]`` of row ``rows[j]``."""
         masks = core.legal_action_mask(sims, rows, seats)
-        if hasattr(pols[0], "act"):  # a heuristic bot: its table view straight from the state
-            view = _view_of_state(sims, rows, seats)
-            parts = [(None, pols[0])] if pols[0] is pols[1] else \
-                [(np.flatnonzero(seats == s), pols[s]) for s in range(2)]
-            out = np.empty(rows.size, np.int64)
-            for j, pol in parts:
-                if j is None:
-                    return np.asarray(pol.act(view, masks, rng), np.int64)
-                if j.size:
-                    out[j] = pol.act(_subview(view, j), masks[j], rng)
-            return out
-        obs = core.observe(sims, rows, seats)
+        by_view = hasattr(pols[0], "act")  # a heuristic bot: its table view straight from the state
+        data = _view_of_state(sims, rows, seats) if by_view else core.observe(sims, rows, seats)
         if pols[0] is pols[1]:
-            return np.asarray(pols[0](obs, masks, rng), np.int64)
+            return np.asarray(pols[0].act(data, masks, rng) if by_view else pols[0](data, masks, rng),
+                              np.int64)
         out = np.empty(rows.size, np.int64)
         for s in range(2):
             j = np.flatnonzero(seats == s)
             if j.size:
-                out[j] = pols[s](obs[j], masks[j], rng)
+                out[j] = pols[s].act(_subview(data, j), masks[j], rng) if by_view else \
+                    pols[s](data[j], masks[j], rng)
         return out
 
     # --- a decision ---------------------------------------------------------------------------

@@ -73,8 +73,12 @@ def run_pairing(player: Player | str, opponent: str, deals: int, *, config: Spit
 
 def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, curve_deals: int, *,
           config: SpitConfig | None = None, seed: int = 0, batch_size: int = 512, workers: int = 1,
-          show_progress: bool = True) -> dict:
-    """Run the table and the curve (module docstring); returns the JSON-serialisable result."""
+          show_progress: bool = True, json_path: str | Path | None = None, resume: bool = False) -> dict:
+    """Run the table and the curve (module docstring); returns the JSON-serialisable result.
+
+    With ``json_path`` the result is written there after every pairing; with ``resume`` the
+    pairings already in that file (same player, opponent and deals, same config and seed) are
+    kept instead of played again, so a long study can be stopped and continued."""
     from tqdm import tqdm
 
     from agents import PLANNER_PROFILES
@@ -90,15 +94,21 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, c
            "profiles": PLANNER_PROFILES, "curve_horizon_ms": horizon, "workers": workers,
            "scoring": "win 1, loss 0, draw or truncation 1/2; 95% Wilson intervals over 2 x deals games",
            "table": [], "curve": []}
+    done = _previous(json_path, out) if resume else {}
     bar = tqdm(total=len(jobs), desc="planner study", unit="pairing", disable=not show_progress)
     pool = ProcessPoolExecutor(workers) if workers > 1 else None
     try:
         for part, player, opponent, n in jobs:
-            res = run_pairing(player, opponent, n, config=config, seed=seed, batch_size=batch_size,
-                              workers=workers, pool=pool)
-            if part == "curve":
-                res["rollouts"] = player.kwargs["rollouts"]
+            res = done.get((part, player.label, opponent, n))
+            if res is None:
+                res = run_pairing(player, opponent, n, config=config, seed=seed, batch_size=batch_size,
+                                  workers=workers, pool=pool)
+                if part == "curve":
+                    res["rollouts"] = player.kwargs["rollouts"]
             out[part].append(res)
+            if json_path is not None:
+                Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+                Path(json_path).write_text(json.dumps(out, indent=2))
             bar.update(1)
             bar.write(f"{res['player']:>24} vs {res['opponent']:<8} {res['win_rate']:.3f} "
                       f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}]  {res['wall_seconds']:.0f} s")
@@ -107,6 +117,18 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, c
         if pool is not None:
             pool.shutdown()
     return out
+
+
+def _previous(json_path, out: dict) -> dict:
+    """The pairings of an earlier run at ``json_path`` made under the same config and seed,
+    keyed by (part, player, opponent, deals)."""
+    if json_path is None or not Path(json_path).is_file():
+        return {}
+    old = json.loads(Path(json_path).read_text())
+    if old.get("config") != out["config"] or old.get("seed") != out["seed"]:
+        return {}
+    return {(part, r["player"], r["opponent"], r["deals"]): r for part in ("table", "curve")
+            for r in old.get(part, [])}
 
 
 def plot_curve(result: dict, path: str | Path | None = None):
@@ -157,7 +179,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
     p.add_argument("--batch", type=int, default=512, help="games stepped at once per process (default: %(default)s)")
     p.add_argument("--workers", type=int, default=1, help="processes (default: %(default)s)")
-    p.add_argument("--json", type=Path, help="write the result as JSON here")
+    p.add_argument("--json", type=Path, help="write the result as JSON here (after every pairing)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the pairings already in --json (same config and seed) instead of playing them again")
     p.add_argument("--plot", type=Path, help="write the curve PNG here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
@@ -166,6 +190,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
             p.error(f"--{name} must be >= 1")
     if args.curve_deals is not None and args.curve_deals < 1:
         p.error("--curve-deals must be >= 1")
+    if args.resume and args.json is None:
+        p.error("--resume needs --json (the file to continue)")
     args.budgets = [s.strip() for s in args.budgets.split(",") if s.strip()]
     args.opponents = [s.strip() for s in args.opponents.split(",") if s.strip()]
     try:
@@ -198,10 +224,8 @@ def main(argv=None) -> dict:
     matplotlib.use("Agg")
     result = study(args.budgets, args.opponents, args.deals, args.curve_rollouts, args.curve_opponent,
                    args.curve_deals or args.deals, config=args.config, seed=args.seed,
-                   batch_size=args.batch, workers=args.workers, show_progress=not args.quiet)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2))
+                   batch_size=args.batch, workers=args.workers, show_progress=not args.quiet,
+                   json_path=args.json, resume=args.resume)
     if args.plot and result["curve"]:
         plot_curve(result, args.plot)
     return result

@@ -59,6 +59,7 @@ def test_planner_profiles_are_registered_with_their_budgets():
     (dict(rollouts=0), "rollouts"), (dict(rollouts=2.5), "rollouts"), (dict(horizon_ms=0), "horizon_ms"),
     (dict(horizon_ms="3s"), "horizon_ms"), (dict(win_weight=-1), "win_weight"),
     (dict(confidence=float("nan")), "confidence"), (dict(rollout_policy="nobody"), "unknown policy"),
+    (dict(rollout_policy="planner-fast"), "rollout_policy"),
 ])
 def test_bad_budgets_are_named(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -236,5 +237,11 @@ def test_planner_study_runs_at_toy_size(tmp_path):
     assert [p["rollouts"] for p in out["curve"]] == [1, 2]
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "p.json").exists()
-    with pytest.raises(SystemExit):
-        planner_study.main(["--curve-rollouts", "0"])
+    # a resumed run keeps what the file holds and plays only what is missing
+    again = planner_study.main(["--deals", "1", "--budgets", "planner-fast", "--opponents", "random,greedy",
+                                "--curve-rollouts", "1,2", "--max-game-ms", "4000", "--batch", "2",
+                                "--json", str(tmp_path / "p.json"), "--resume", "--quiet"])
+    assert again["table"] == out["table"] and again["curve"] == out["curve"]
+    for bad in (["--curve-rollouts", "0"], ["--resume"], ["--deals", "0"], ["--budgets", "nobody"]):
+        with pytest.raises(SystemExit):
+            planner_study.main(bad)
