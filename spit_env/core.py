@@ -4,7 +4,7 @@ Every user-facing API (PettingZoo, Gymnasium, SB3 VecEnv) is a view of this modu
 docs/RULES.md (decisions D1-D16 and "The time model, exactly") to the millisecond and to the random
 draw, and is tested step for step against the scalar reference game (``reference.py``).
 
-Functions (all take and return a :class:`CoreState`; ``step`` updates it in place)::
+Functions (each takes a :class:`CoreState`; ``reset`` and ``step`` update it in place)::
 
     state = init(config, batch_size, seed=0, *, first_game=0, deals=None)
     state = reset(state, rows, game_ids, deals=None)
@@ -28,10 +28,32 @@ each stock place keeps an index (``pidx``) that encodes its face-up top rank, wh
 moved by FILL and whether it awaits a FLIP; one table lookup per place with the two centre-pile
 top ranks gives that place's PLAY / FILL / FLIP bits. The same words serve the action mask, the
 legality check of ``step`` and the D9 stall check ("no seat has a table move").
+
+Legend of the short names inside the functions (the arrays are CoreState's):
+
+================  ================================================================================
+``R``             (n,) intp row (game) indices a function works on; ``Rj``, ``Rk``, ``Rs``, ``Ro``
+                  ... are subsets of them (``j``, ``k`` index into the arrays of the larger set)
+``p``, ``pl``     a player / seat 0-1 (absolute, not egocentric); ``pile`` an absolute pile 0-1
+``f``, ``f2``     flat seat index ``b * P + p`` into ``arr.reshape(-1)`` of a (B, P) array;
+                  ``fp`` the same for a (B, P) centre array (``b * P + pile``)
+``f5``            flat stock-place index ``(b * P + p) * S + s`` into a (B, P, S) array
+``pidx``          a place's index into the legal-move bits table (``_place_index``)
+``bits``          (B, P) uint32 legal-move words (bit a: action a legal), ``_mask_bits``
+``tbits``         (B, P) uint32 table bits: PLAY / FILL / FLIP allowed by the cards alone, whatever
+                  the phase or move in flight (``_table_bits``); the D9 stall check reads them
+``fl_*``          the move in flight of each seat (action, carried card, landing ms), D7
+``t``             landing time in ms; ``l0``, ``l1`` the two seats' landing times
+``cn``, ``ct``    centre-pile card counts and top cards
+``FP``, ``FC``    the observation builder's flat player / egocentric centre-pile indices
+``ev``, ``out``   the step's event collector (None: no events) and its StepOutput
+``_lut``          a state's lookup tables (``_Tables`` of its config)
+================  ================================================================================
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -153,7 +175,8 @@ def _place_index(top, fu, h, s) -> np.ndarray:
 
 
 class _Tables:
-    """Per-config lookup tables, built once per SpitConfig (module-level cache)."""
+    """The lookup tables of one config: latency quantiles of both seats, legal-move bits, rank
+    adjacency (D1, D7)."""
 
     def __init__(self, config: SpitConfig):
         self.latency = np.concatenate([m.table for m in config.latency]).astype(np.int64)
@@ -161,18 +184,12 @@ class _Tables:
         self.adj_flat = rules.ADJACENT[config.wrap_ranks].reshape(-1)
 
 
-_TABLES: dict = {}
-
-
+@functools.lru_cache(maxsize=32)
 def _tables(config: SpitConfig) -> _Tables:
-    key = id(config)
-    hit = _TABLES.get(key)
-    if hit is None or hit[0] is not config:
-        if len(_TABLES) > 64:
-            _TABLES.clear()
-        hit = (config, _Tables(config))
-        _TABLES[key] = hit
-    return hit[1]
+    """The tables of ``config``, built once per distinct config (SpitConfig is frozen and
+    hashable, so equal configs share them). A state keeps its own (``CoreState._lut``), so the
+    hot path never hashes a config."""
+    return _Tables(config)
 
 
 # --- the state -----------------------------------------------------------------------------------
@@ -246,6 +263,7 @@ class CoreState:
     )
 
     def __post_init__(self):
+        self._lut = _tables(self.config)  # the config's lookup tables
         self._bits = None  # cache of the legal-move bits, dropped by every change
         self._tbits = None  # cache of the table bits (_table_bits), left valid by step
 
@@ -704,7 +722,7 @@ def _blank_out(batch: int) -> StepOutput:
 def _table_bits(st: CoreState, R=None) -> np.ndarray:
     """(B, P) or (R, P) uint32: the PLAY / FILL / FLIP bits the table allows each seat, whatever
     its phase or move in flight (D1, D4, D5, D6), plus the empty-place bit 31."""
-    t = _tables(st.config)
+    t = st._lut
     if R is None:
         ct, pidx = _RANK32[st.centre_top + 1], st.pidx
     else:
@@ -928,7 +946,7 @@ def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray) -> None:
     if f.size == 0:
         return
     cfg = st.config
-    t = _tables(cfg)
+    t = st._lut
     a = acts.reshape(-1).take(f)
     with np.errstate(over="ignore"):
         hsh = _mix64(st.lat_key.reshape(-1).take(f) + st.decisions.reshape(-1).take(f).astype(_U64) * _GOLDEN)
@@ -961,7 +979,6 @@ def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev)
 
     Returns (ended (R,) bool: the landing ended the round or slapped, so the other move due now is
     cancelled; emptied = (rows, player), D10 a; slapped = (rows, player, abs pile, action), D11)."""
-    cfg = st.config
     f2 = R * P + pl
     fa, fc = st.fl_action.reshape(-1), st.fl_card.reshape(-1)
     a = fa[f2].astype(np.intp)
@@ -980,7 +997,7 @@ def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev)
         pile = pj ^ _PILE.take(aj)
         fp = Rj * P + pile
         ct = st.centre_top.reshape(-1)[fp]
-        ok = _tables(cfg).adj_flat.take(_RANK32[cj + 1] * 14 + _RANK32[ct + 1])  # D7, D1
+        ok = st._lut.adj_flat.take(_RANK32[cj + 1] * 14 + _RANK32[ct + 1])  # D7, D1
         if ev is not None:
             ev.add(Rj, np.where(ok, rules.EV_PLAY, rules.EV_BOUNCE), pj, st.clock[Rj], aj, cj, pile)
         k = ok.nonzero()[0]
@@ -1070,71 +1087,30 @@ def _slap(st: CoreState, R, pl, pile, action, ev) -> np.ndarray:
 
 # --- views -----------------------------------------------------------------------------------------
 def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
-    """(B, P, D) float32 egocentric observations, layout rules.OBSERVATION (every entry in [0, 1]).
+    """Egocentric observations, layout rules.OBSERVATION: (B, P, D) float32, every entry in [0, 1].
 
     Row [b, p] is seat p's view: ``self_*`` fields are p's, ``opp_*`` the opponent's, centre pile
     c = 0 is p's own. The opponent's move in flight is shown only with
     ``config.observe_opponent_move`` (its busy flag and time to landing always are).
 
     Args:
+        state: the games.
         rows: None (every row), a (B,) bool array or (R,) integer row indices: only those rows
             are computed, (R, P, D) in that order.
         seat: None (both seats), or 0 / 1 / an (R,) integer array (one seat per selected row):
             (R, D), seat ``seat[j]``'s view of row ``rows[j]``. Either way the values are exactly
             those of ``observe(state)[rows][, seat]``; a part costs about its share of the work.
 
+    Returns:
+        A new float32 array: (B, P, D), (R, P, D) or (R, D) as above.
+
     Raises:
         ValueError: bad ``rows`` or ``seat``.
     """
-    if rows is not None or seat is not None:
-        R, sp = _select(state, rows, seat)
-        if sp is not None:
-            return _observe_pairs(state, R, sp)
-        n = R.size
-        out = _observe_pairs(state, np.repeat(R, P), np.tile(np.arange(P, dtype=np.intp), n))
-        return out.reshape(n, P, rules.OBS_DIM)
-    st = state
-    cfg = st.config
-    B = st.batch_size
-    F = rules.OBS
-    obs = np.empty((B, P, rules.OBS_DIM), np.float32)
-    obs[:, :, F["phase"].slice] = _ONE_HOT_PHASE.take(st.phase, axis=0)[:, None, :]
-    obs[:, :, F["one_pile_round"].start] = (st.centre_n == 0).any(axis=1)[:, None]  # D4
-    obs[:, :, F["clock"].start] = np.minimum(st.clock / cfg.max_game_ms, 1.0)[:, None]
-    obs[:, :, F["round"].start] = (st.rounds / cfg.max_rounds)[:, None]
-
-    # Seat p's self_ fields describe player p, its opp_ fields player 1 - p: fill the self_ block of
-    # every seat, then copy it across seats into the opp_ block (self_ and opp_ fields have the
-    # same layout, checked at import).
-    def put(name, value):  # row [b, q]: absolute player q's own fields (seat q's self_ block)
-        f = F["self_" + name]
-        obs[:, :, f.slice] = value.reshape(B, P, -1) if f.size > 1 else value[..., None]
-
-    rank_up = np.where(st.face_up, _RANK[st.top.astype(np.intp) + 1], 0)  # 0: no face-up top
-    put("stock_top_rank", _ONE_HOT_RANK.take(rank_up, axis=0))
-    put("stock_top_face_down", (st.height > 0) & ~st.face_up)
-    put("stock_height", st.height / H)
-    put("spit_count", st.spit_n / N)
-    put("cards_held", (st.height.sum(axis=2) + st.spit_n) / N)
-    if cfg.scoring == "points":
-        put("score", np.minimum(st.scores / cfg.target_points, 1.0))
-    else:
-        put("score", np.zeros((B, P)))
-    busy = st.fl_action >= 0
-    put("busy", busy)
-    put("time_to_land", np.where(busy, np.minimum((st.fl_land - st.clock[:, None]) / rules.TIME_SCALE_MS,
-                                                  1.0), 0.0))
-    put("move_in_flight", _ONE_HOT_ACTION.take(st.fl_action.astype(np.intp) + 1, axis=0))
-    for p in range(P):  # (two plain copies are faster than one with a reversed seat axis)
-        obs[:, p, _OPP0:_OPP0 + _PLAYER_WIDTH] = obs[:, 1 - p, _SELF0:_SELF0 + _PLAYER_WIDTH]
-    if not cfg.observe_opponent_move:
-        obs[:, :, F["opp_move_in_flight"].slice] = 0.0
-
-    crank = _RANK[st.centre_top.astype(np.intp) + 1]  # (B, P) by absolute pile; 0: empty
-    ctr = _ONE_HOT_RANK.take(crank, axis=0)  # (B, P, 13)
-    obs[:, :, F["centre_top_rank"].slice] = ctr[:, _EGO].reshape(B, P, -1)
-    obs[:, :, F["centre_size"].slice] = (st.centre_n / N)[:, _EGO]
-    return obs
+    if rows is None and seat is None:
+        return _build_observation(state, None, None)
+    R, sp = _select(state, rows, seat)
+    return _build_observation(state, R, sp)
 
 
 def _player_block() -> tuple[int, int, int]:
@@ -1145,15 +1121,19 @@ def _player_block() -> tuple[int, int, int]:
     for f in opps:
         g = rules.OBS["self_" + f.name[4:]]
         assert f.start - opps[0].start == g.start - start and f.size == g.size, "opp_ layout != self_"
+    assert opps[0].start == start + width, "the opp_ block must follow the self_ block"
     return start, opps[0].start, width
 
 
-_SELF0, _OPP0, _PLAYER_WIDTH = _player_block()
+#: A player block is the run of ``self_*`` (or ``opp_*``) fields: W floats starting at _SELF0
+#: (or _OPP0 = _SELF0 + W), the same layout for both.
+_SELF0, _OPP0, _W = _player_block()
 # one-hot rows as lookup tables (faster than broadcast comparisons over short last axes)
 _ONE_HOT_PHASE = np.eye(3, dtype=np.float32)
 _ONE_HOT_RANK = np.eye(rules.N_RANKS + 1, rules.N_RANKS, -1, dtype=np.float32)  # rank 0: all 0
 _ONE_HOT_ACTION = np.eye(A + 1, A, -1, dtype=np.float32)  # index action + 1; -1 (free): all 0
-_EGO = np.array([[0, 1], [1, 0]])  # [seat, egocentric pile c] -> absolute pile
+_EGO = np.array([[0, 1], [1, 0]], np.intp)  # [seat, egocentric pile c] -> absolute pile
+_SELF_OPP = np.array([0, 1], np.intp)  # flat player index ^ this: the seat, then its opponent
 
 
 def _rel(name: str) -> slice:
@@ -1162,66 +1142,107 @@ def _rel(name: str) -> slice:
     return slice(f.start - _SELF0, f.stop - _SELF0)
 
 
-def _at(name: str) -> int:
-    return rules.OBS[name].start
-
-
-# observation offsets, resolved once (hot path of _observe_pairs)
+# observation offsets, resolved once: _O_* in the whole vector, _B_* within a player block
 _O_PHASE = rules.OBS["phase"].slice
-_O_ONE_PILE, _O_CLOCK, _O_ROUND = _at("one_pile_round"), _at("clock"), _at("round")
+_O_ONE_PILE, _O_CLOCK = rules.OBS["one_pile_round"].start, rules.OBS["clock"].start
+_O_ROUND = rules.OBS["round"].start
 _O_CTR, _O_CSIZE = rules.OBS["centre_top_rank"].slice, rules.OBS["centre_size"].slice
 _O_OPP_MOVE = rules.OBS["opp_move_in_flight"].slice
-_B_RANK, _B_FD, _B_HEIGHT = _rel("stock_top_rank"), _rel("stock_top_face_down"), _rel("stock_height")
-_B_SPIT, _B_HELD, _B_SCORE = _rel("spit_count").start, _rel("cards_held").start, _rel("score").start
+_B_RANK, _B_FD = _rel("stock_top_rank"), _rel("stock_top_face_down")
+_B_HEIGHT, _B_SPIT = _rel("stock_height"), _rel("spit_count").start
+_B_HELD, _B_SCORE = _rel("cards_held").start, _rel("score").start
 _B_BUSY, _B_TTL, _B_MOVE = _rel("busy").start, _rel("time_to_land").start, _rel("move_in_flight")
-_SELF_OPP = np.array([0, 1], np.intp)  # flat (B * P) index ^ this: the seat, then its opponent
-assert _OPP0 == _SELF0 + _PLAYER_WIDTH, "the opp_ block must follow the self_ block"
 
 
-def _observe_pairs(st: CoreState, R: np.ndarray, sp: np.ndarray) -> np.ndarray:
-    """(n, D) float32: seat sp[j]'s observation of row R[j]; the same arithmetic as the full
-    :func:`observe` (so the same float32 values), on the selected pairs only."""
+def _take(arr: np.ndarray, index: np.ndarray | None) -> np.ndarray:
+    """``arr`` at flat indices of its batch axes (None: ``arr`` itself).
+
+    A (B,) array is indexed by rows; a (B, P, ...) array by flat player (or pile) indices
+    ``b * P + p``, giving ``index.shape + arr.shape[2:]``.
+    """
+    if index is None:
+        return arr
+    if arr.ndim > 1:
+        arr = arr.reshape((-1,) + arr.shape[2:])
+    return arr.take(index, axis=0)
+
+
+def _build_observation(st: CoreState, R: np.ndarray | None, sp: np.ndarray | None) -> np.ndarray:
+    """The observation builder behind :func:`observe` (the only one).
+
+    Shapes: ``R`` None (every row) or (n,) row indices; ``sp`` None (both seats of each row,
+    returns (n, P, D)) or (n,) seats (seat sp[j] of row R[j], returns (n, D)).
+
+    Each player block (the ``self_*`` / ``opp_*`` fields) is computed once per (row, player) it
+    shows: for both seats, player p's block is written to seat p's ``self_`` block and then
+    copied to seat 1 - p's ``opp_`` block; for one seat per row, the seat's and its opponent's
+    blocks are computed side by side (``opp_`` follows ``self_``). Row fields (phase, clock,
+    round) are computed once per row.
+    """
     cfg = st.config
-    n = R.size
-    obs = np.empty((n, rules.OBS_DIM), np.float32)
-    obs[:, _O_PHASE] = _ONE_HOT_PHASE.take(st.phase.take(R), axis=0)
-    clock = st.clock.take(R)
-    obs[:, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
-    obs[:, _O_ROUND] = st.rounds.take(R) / cfg.max_rounds
+    both = sp is None
+    n = st.batch_size if R is None else R.size
+    # FP (n, 2): flat player indices (b * P + player) of the two player blocks computed per
+    # output row; FC (n, 2) or (n, P, 2): flat indices (b * P + absolute pile) of each shown
+    # seat's egocentric centre piles (own, opponent's). None: the state's arrays as they are.
+    if both:
+        obs = np.empty((n, P, rules.OBS_DIM), np.float32)
+        blk = obs[:, :, _SELF0:_SELF0 + _W]  # (n, P, W): seat p's self_ block, player p
+        FP = None if R is None else (R * P)[:, None] + _SELF_OPP
+        FC = None if R is None else (R * P)[:, None, None] + _EGO
+    else:
+        obs = np.empty((n, rules.OBS_DIM), np.float32)
+        blk = obs[:, _SELF0:_SELF0 + 2 * _W].reshape(n, 2, _W)  # the seat, then its opponent
+        FP = (R * P + sp)[:, None] ^ _SELF_OPP
+        FC = FP  # a seat's own centre pile has the seat's own index
+    clock = _take(st.clock, R)
+    phase = _ONE_HOT_PHASE.take(_take(st.phase, R), axis=0)
+    clock_f = np.minimum(clock / cfg.max_game_ms, 1.0)
+    round_f = _take(st.rounds, R) / cfg.max_rounds
+    if FC is None:
+        cn, ct = st.centre_n[:, _EGO], st.centre_top[:, _EGO]
+    else:
+        cn, ct = st.centre_n.reshape(-1).take(FC), st.centre_top.reshape(-1).take(FC)
+    one_pile = (cn == 0).any(axis=-1)  # D4
+    centre_rank = _ONE_HOT_RANK.take(_RANK.take(ct.astype(np.intp) + 1), axis=0)  # rank 0: empty
+    if both:  # row fields broadcast over the two seats
+        obs[:, :, _O_PHASE] = phase[:, None, :]
+        obs[:, :, _O_CLOCK] = clock_f[:, None]
+        obs[:, :, _O_ROUND] = round_f[:, None]
+        obs[:, :, _O_ONE_PILE] = one_pile
+        obs[:, :, _O_CTR] = centre_rank.reshape(n, P, 2 * rules.N_RANKS)
+        obs[:, :, _O_CSIZE] = cn / N
+    else:
+        obs[:, _O_PHASE] = phase
+        obs[:, _O_CLOCK] = clock_f
+        obs[:, _O_ROUND] = round_f
+        obs[:, _O_ONE_PILE] = one_pile
+        obs[:, _O_CTR] = centre_rank.reshape(n, 2 * rules.N_RANKS)
+        obs[:, _O_CSIZE] = cn / N
 
-    # flat (B * P) index of [j, 0] the seat itself, [j, 1] its opponent; for the (B, P) centre
-    # arrays these are the egocentric piles 0 (own) and 1
-    f = (R * P + sp)[:, None] ^ _SELF_OPP
-    cn = st.centre_n.reshape(-1).take(f)
-    obs[:, _O_ONE_PILE] = (cn == 0).any(axis=1)
-    # the seat's own player block, then its opponent's (the opp_ block follows self_)
-    blk = obs[:, _SELF0:_SELF0 + 2 * _PLAYER_WIDTH].reshape(n, 2, _PLAYER_WIDTH)
-    top = st.top.reshape(-1, S).take(f, axis=0)
-    fu = st.face_up.reshape(-1, S).take(f, axis=0)
-    h = st.height.reshape(-1, S).take(f, axis=0)
-    rank_up = np.where(fu, _RANK.take(top.astype(np.intp) + 1), 0)
+    top, fu, h = _take(st.top, FP), _take(st.face_up, FP), _take(st.height, FP)
+    rank_up = np.where(fu, _RANK.take(top.astype(np.intp) + 1), 0)  # 0: no face-up top
     blk[:, :, _B_RANK] = _ONE_HOT_RANK.take(rank_up, axis=0).reshape(n, 2, S * rules.N_RANKS)
     blk[:, :, _B_FD] = (h > 0) & ~fu
     blk[:, :, _B_HEIGHT] = h / H
-    spn = st.spit_n.reshape(-1).take(f)
+    spn = _take(st.spit_n, FP)
     blk[:, :, _B_SPIT] = spn / N
     blk[:, :, _B_HELD] = (h.sum(axis=2) + spn) / N
     if cfg.scoring == "points":
-        blk[:, :, _B_SCORE] = np.minimum(st.scores.reshape(-1).take(f) / cfg.target_points, 1.0)
+        blk[:, :, _B_SCORE] = np.minimum(_take(st.scores, FP) / cfg.target_points, 1.0)
     else:
         blk[:, :, _B_SCORE] = 0.0
-    fa = st.fl_action.reshape(-1).take(f)
+    fa = _take(st.fl_action, FP)
     busy = fa >= 0
     blk[:, :, _B_BUSY] = busy
-    blk[:, :, _B_TTL] = np.where(busy, np.minimum((st.fl_land.reshape(-1).take(f) - clock[:, None])
-                                                  / rules.TIME_SCALE_MS, 1.0), 0.0)
+    to_land = (_take(st.fl_land, FP) - clock[:, None]) / rules.TIME_SCALE_MS
+    blk[:, :, _B_TTL] = np.where(busy, np.minimum(to_land, 1.0), 0.0)
     blk[:, :, _B_MOVE] = _ONE_HOT_ACTION.take(fa.astype(np.intp) + 1, axis=0)
+    if both:  # seat p's opp_ block is seat 1 - p's self_ block (two plain copies are fastest)
+        for p in range(P):
+            obs[:, p, _OPP0:_OPP0 + _W] = obs[:, 1 - p, _SELF0:_SELF0 + _W]
     if not cfg.observe_opponent_move:
-        obs[:, _O_OPP_MOVE] = 0.0
-
-    crank = _RANK.take(st.centre_top.reshape(-1).take(f).astype(np.intp) + 1)  # 0: empty
-    obs[:, _O_CTR] = _ONE_HOT_RANK.take(crank, axis=0).reshape(n, 2 * rules.N_RANKS)
-    obs[:, _O_CSIZE] = cn / N
+        obs[..., _O_OPP_MOVE] = 0.0
     return obs
 
 
