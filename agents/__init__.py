@@ -1,7 +1,10 @@
-"""Heuristic bots for spit-env, registered with :func:`spit_env.policy.register_policy` on import.
+"""Bots for spit-env: the heuristic bots and the trained-PPO loader.
 
-``agents.make(name, **kwargs)`` builds one by name or profile ("greedy", "racer@expert"); it is
-:func:`spit_env.policy.make_policy`. The strategies are documented in :mod:`agents.heuristics`.
+Each is declared by name in the entry-point group ``spit_env.policies`` of this project's
+pyproject.toml, so that ``spit_env.policy.make_policy`` finds it without importing this package
+first. ``agents.make(name, **kwargs)`` builds one by name or profile ("greedy", "racer@expert");
+it is :func:`spit_env.policy.make_policy`. The strategies are documented in
+:mod:`agents.heuristics`.
 
 =========  ==================================================================================
 name       strategy
@@ -16,18 +19,14 @@ ppo        a trained MaskablePPO model (``agents.ppo``; ``agents.make("ppo", pat
 
 from __future__ import annotations
 
-from spit_env.policy import make_policy, register_policy, registered_policies
+from spit_env.policy import make_policy, registered_policies
 
-from . import ppo  # noqa: F401  (registers "ppo"; torch is imported only when a model loads)
 from .heuristics import ChainBot, GreedyBot, RacerBot, RandomBot, read_table
 
 __all__ = ["make", "BOTS", "RandomBot", "GreedyBot", "ChainBot", "RacerBot", "read_table",
            "registered_policies"]
 
-#: The heuristic bots by registered name, weakest first.
+#: The heuristic bots by registered name, weakest first (each also declared as an entry point).
 BOTS = {"random": RandomBot, "greedy": GreedyBot, "chain": ChainBot, "racer": RacerBot}
-
-for _name, _factory in BOTS.items():
-    register_policy(_name, _factory)
 
 make = make_policy

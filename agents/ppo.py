@@ -1,4 +1,4 @@
-"""A trained MaskablePPO model as a batched policy, registered as ``"ppo"``.
+"""A trained MaskablePPO model as a batched policy, declared as ``"ppo"`` (entry point).
 
 ``agents.make("ppo", path="runs/x/model.zip")`` (or ``spit_env.policy.make_policy``) loads a model
 saved by ``experiments/train_ppo.py`` and returns a :class:`PPOPolicy`: it plays from the same seat
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spit_env.policy import register_policy
+from spit_env.checks import check_bool
 from spit_env.rules import N_ACTIONS, OBS_DIM
 
 __all__ = ["PPOPolicy", "make_ppo", "load_model", "mask_idle_wait"]
@@ -87,8 +87,7 @@ class PPOPolicy:
                 f"model: expected observation shape ({dim},) and {N_ACTIONS} actions, "
                 f"got {obs_shape} and {n_actions}"
             )
-        if not isinstance(deterministic, bool):
-            raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
+        check_bool("deterministic", deterministic)
         features = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
         self._actor = copy.deepcopy(
             nn.Sequential(features, policy.mlp_extractor.policy_net, policy.action_net)
@@ -153,6 +152,4 @@ def make_ppo(path=None, model=None, deterministic: bool = True) -> PPOPolicy:
         return PPOPolicy.load(path, deterministic=deterministic)
     return PPOPolicy(model, deterministic=deterministic)
 
-
-register_policy("ppo", make_ppo)
 

@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from spit_env import core
+from spit_env.checks import check_int
 from spit_env.config import SpitConfig
 from spit_env.latency import PRESET_MIN_MS, Latency
 from spit_env.policy import call_policy, make_policy, parse_profile
@@ -155,8 +156,7 @@ def run_games(
     Raises:
         ValueError: a bad batch size or game id list, an unknown policy or a bad profile.
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    check_int("batch_size", batch_size, 1)
     ids = np.asarray(game_ids, dtype=np.int64).reshape(-1)
     if ids.size and (ids.min() < 0 or np.unique(ids).size != ids.size):
         raise ValueError("game_ids must be distinct non-negative integers")
@@ -319,8 +319,7 @@ def play_pairing(a: Player | str, b: Player | str, deals: int, *, config: SpitCo
                  progress: Callable[[int], None] | None = None) -> PairingResult:
     """Duplicate deals: game ids first_game .. first_game + deals - 1, each with a in seat 0 then
     with b in seat 0. See the module docstring for the scoring."""
-    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
-        raise ValueError(f"deals must be an integer >= 1, got {deals!r}")
+    check_int("deals", deals, 1)
     a, b = Player.parse(a), Player.parse(b)
     ids = np.arange(first_game, first_game + deals)
     kw = dict(config=config, seed=seed, batch_size=batch_size, progress=progress)

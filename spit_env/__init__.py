@@ -9,7 +9,8 @@ Entry points:
   ``spit_env.SpitGymEnv``: one learner against an opponent policy. No auto-reset.
 * ``spit_env.SpitVecEnv(num_envs, opponent="greedy", ...)``: a stable-baselines3 VecEnv over B
   games of the batched core, same-step auto-reset (imported lazily: it needs stable-baselines3).
-* ``spit_env.policy``: the Policy protocol, the bot registry and "name@latency" profiles.
+* ``spit_env.policy``: the Policy protocol, the policy registry (bots are plug-ins declared in the
+  entry-point group ``spit_env.policies``) and "name@latency" profiles.
 * ``spit_env.testing.check_environments(config)``: every API checker on a config, for CI.
 """
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from numbers import Integral
 
+from .checks import check_bool, check_choice, check_int, is_int
 from .latency import Latency
 
 TIE_BREAKS = ("coin", "player_0", "player_1")
@@ -59,17 +59,17 @@ class SpitConfig:
 
     def __post_init__(self):
         object.__setattr__(self, "latency", _parse_latency_pair(self.latency))
-        _check_int("wait_ms", self.wait_ms, 1, 60_000)
-        _check_int("spit_delay_ms", self.spit_delay_ms, 0, 60_000)
-        _check_choice("tie_break", self.tie_break, TIE_BREAKS)
-        _check_int("max_rounds", self.max_rounds, 1, 10_000)
-        _check_int("max_game_ms", self.max_game_ms, 1, 1_000_000_000)
-        _check_choice("scoring", self.scoring, SCORINGS)
-        _check_int("target_points", self.target_points, 1, 10_000)
-        _check_bool("auto_flip", self.auto_flip)
-        _check_bool("wrap_ranks", self.wrap_ranks)
-        _check_choice("illegal_action", self.illegal_action, ILLEGAL_ACTIONS)
-        _check_bool("observe_opponent_move", self.observe_opponent_move)
+        check_int("wait_ms", self.wait_ms, 1, 60_000)
+        check_int("spit_delay_ms", self.spit_delay_ms, 0, 60_000)
+        check_choice("tie_break", self.tie_break, TIE_BREAKS)
+        check_int("max_rounds", self.max_rounds, 1, 10_000)
+        check_int("max_game_ms", self.max_game_ms, 1, 1_000_000_000)
+        check_choice("scoring", self.scoring, SCORINGS)
+        check_int("target_points", self.target_points, 1, 10_000)
+        check_bool("auto_flip", self.auto_flip)
+        check_bool("wrap_ranks", self.wrap_ranks)
+        check_choice("illegal_action", self.illegal_action, ILLEGAL_ACTIONS)
+        check_bool("observe_opponent_move", self.observe_opponent_move)
 
     def replace(self, **changes) -> SpitConfig:
         """A copy with some fields changed (validated again).
@@ -94,7 +94,7 @@ class SpitConfig:
 
 
 def _parse_latency_pair(value) -> tuple[Latency, Latency]:
-    if isinstance(value, (Latency, str, int)) and not isinstance(value, bool):
+    if isinstance(value, (Latency, str)) or is_int(value):
         one = _parse_one(value, "latency")
         return (one, one)
     if isinstance(value, (tuple, list)) and len(value) == 2:
@@ -110,23 +110,6 @@ def _parse_one(value, name: str) -> Latency:
         return Latency.parse(value)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
-
-
-def _check_int(name: str, value, lo: int, hi: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be in {lo}..{hi}, got {value}")
-
-
-def _check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-
-
-def _check_bool(name: str, value) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 def check_config(config) -> SpitConfig:

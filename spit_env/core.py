@@ -59,6 +59,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from . import rules, streams
+from .checks import check_int, is_int
 from .config import SpitConfig, check_config
 
 __all__ = [
@@ -359,14 +360,6 @@ class _Events:
 
 
 # --- validation ----------------------------------------------------------------------------------
-def _check_int(name: str, value, lo=None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if lo is not None and int(value) < lo:
-        raise ValueError(f"{name} must be >= {lo}, got {value}")
-    return int(value)
-
-
 def _check_rows(rows, batch: int, name: str = "rows") -> np.ndarray:
     arr = np.asarray(rows)
     if arr.shape != (batch,) or arr.dtype != np.bool_:
@@ -443,9 +436,9 @@ def init(config: SpitConfig | None, batch_size: int, seed: int = 0, *, first_gam
         CoreState. Raises ValueError for a bad config, size, seed, game id or deal.
     """
     config = check_config(config)
-    batch = _check_int("batch_size", batch_size, 1)
-    seed = _check_int("seed", seed)
-    first_game = _check_int("first_game", first_game)
+    batch = check_int("batch_size", batch_size, 1)
+    seed = check_int("seed", seed)
+    first_game = check_int("first_game", first_game)
     deals = _check_deals(deals, batch)
     state = _empty_state(config, batch, seed)
     ids = np.arange(batch, dtype=np.int64) + first_game
@@ -792,7 +785,7 @@ def _select(st: CoreState, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
                              f"{arr.shape} dtype {arr.dtype}")
     if seat is None:
         return R, None
-    if isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)):
+    if is_int(seat):
         if not 0 <= seat < P:
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         return R, np.full(R.size, int(seat), np.intp)
@@ -1253,7 +1246,7 @@ def snapshot(state: CoreState, row: int) -> dict:
         ValueError: ``row`` is not an integer 0..B-1.
     """
     st = state
-    i = _check_int("row", row, 0)
+    i = check_int("row", row, 0)
     if i >= st.batch_size:
         raise ValueError(f"row must be in 0..{st.batch_size - 1}, got {i}")
     stock, height, up = st.stock[i].tolist(), st.height[i].tolist(), st.face_up[i].tolist()

@@ -40,43 +40,14 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from . import core
 from .config import SpitConfig, check_config
-from .render import RENDER_MODES, render
+from .render import RENDER_MODES, check_render_mode, render
 from .rules import N_ACTIONS, OBS_DIM, check_action, check_deal
+from .streams import next_game
 
-__all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "check_deal", "check_render_mode"]
+__all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "AGENTS"]
 
+#: The agents, seat 0 then seat 1.
 AGENTS = ("player_0", "player_1")
-
-
-def check_render_mode(render_mode) -> None:
-    """Raise ValueError naming ``render_mode`` and the allowed values unless it is allowed."""
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
-
-
-def os_seed() -> int:
-    """A fresh 63-bit seed from the operating system's entropy (not the global generators)."""
-    return int(np.random.SeedSequence().entropy % (1 << 63))
-
-
-def check_seed(seed) -> int:
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
-    return int(seed)
-
-
-def next_game(seed, current_seed, current_game_id) -> tuple[int, int]:
-    """Which game a ``reset(seed)`` plays: game 0 of ``seed`` when one is given (a fresh OS
-    seed on the very first unseeded reset), otherwise the next game id of the current seed.
-
-    Raises:
-        ValueError: a seed that is not None or an integer >= 0.
-    """
-    if seed is not None:
-        return check_seed(seed), 0
-    if current_seed is None:
-        return os_seed(), 0
-    return current_seed, current_game_id + 1
 
 
 class SpitParallelEnv(ParallelEnv):
@@ -114,9 +85,11 @@ class SpitParallelEnv(ParallelEnv):
         self._game_id = -1
 
     def observation_space(self, agent):
+        """The observation space of ``agent`` (the same Dict for both)."""
         return self.observation_spaces[agent]
 
     def action_space(self, agent):
+        """The action space of ``agent``: Discrete(23)."""
         return self.action_spaces[agent]
 
     @property
@@ -124,6 +97,13 @@ class SpitParallelEnv(ParallelEnv):
         """(seed, game id) of the current game; ValueError before the first reset."""
         self._need_state()
         return self._seed, self._game_id
+
+    @property
+    def core_state(self) -> core.CoreState:
+        """The batch-1 core state of the current game (read it, e.g. for
+        ``testing.check_invariants``; do not change it). ValueError before the first reset."""
+        self._need_state()
+        return self._state
 
     def reset(self, seed=None, options=None):
         """Start a game: game 0 of ``seed`` if given, else the next game id (module docstring).
@@ -170,7 +150,7 @@ class SpitParallelEnv(ParallelEnv):
         joint = np.zeros((1, 2), dtype=np.int64)
         for seat, agent in enumerate(self.possible_agents):
             try:
-                joint[0, seat] = check_action(_as_scalar(actions[agent]))
+                joint[0, seat] = check_action(actions[agent])
             except ValueError as err:
                 raise ValueError(f"actions[{agent!r}]: {err}") from None
         self._state, out = core.step(self._state, joint, events=True)
@@ -227,14 +207,7 @@ class SpitParallelEnv(ParallelEnv):
         return render(self.snapshot(), tuple(self.possible_agents), self.render_mode)
 
     def close(self):
-        pass
-
-
-def _as_scalar(action):
-    # SuperSuit and Gymnasium hand actions as 0-d arrays; check_action wants a scalar.
-    if isinstance(action, np.ndarray) and action.shape == ():
-        return action[()]
-    return action
+        """Nothing to release."""
 
 
 class SpitAECEnv(AECEnv):
@@ -296,7 +269,7 @@ class SpitAECEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        check_action(_as_scalar(action))  # fail at once, not one call later
+        check_action(action)  # fail at once, not one call later
         self._pending[agent] = action
         if agent != self.agents[-1]:
             self._clear_rewards()

@@ -14,16 +14,26 @@ A **profile** is ``"name@latency"``: a registered policy name plus the latency o
 "greedy@expert", "random@250". A profile's latency replaces that seat's ``config.latency``
 (:func:`apply_profile`); a bare name keeps the config's latency.
 
-Plug-in hook, the one upward import of the package: bots live in the top-level ``agents``
-package, which registers them here with :func:`register_policy` when it is imported. The
-adapters never import ``agents`` at module level (import direction rules <- core <- adapters <-
-agents); instead, the first time :func:`make_policy` is asked for a name that is not registered,
-it imports ``agents`` once, lazily, and looks again.
+Plug-ins: a policy name is found in :func:`register_policy`'s run-time registry, else in the
+entry-point group ``spit_env.policies`` (:data:`ENTRY_POINT_GROUP`) of the installed
+distributions, read with ``importlib.metadata``. Each entry maps a name to a factory, the
+callable ``factory(**kwargs) -> Policy``; this project declares its bots in its pyproject.toml::
+
+    [project.entry-points."spit_env.policies"]
+    greedy = "agents.heuristics:GreedyBot"
+
+An entry's module is imported only when its name is first asked for, so ``spit_env`` names no
+bot package and imports nothing above itself (import direction rules <- core <- adapters <-
+agents). Entry points are part of a distribution's installed metadata: after adding one, install
+the package again (``pip install -e .``). A plug-in that fails to import, for example because
+another installed package of the same top-level name shadows its module, raises
+:class:`PolicyPluginError` saying which entry point failed and where its module was found.
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
+import importlib.util
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
@@ -34,7 +44,9 @@ from .latency import Latency
 from .rules import N_ACTIONS
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "Policy",
+    "PolicyPluginError",
     "register_policy",
     "registered_policies",
     "parse_profile",
@@ -42,7 +54,11 @@ __all__ = [
     "apply_profile",
     "call_policy",
     "uniform_legal",
+    "uniform_legal_actions",
 ]
+
+#: The entry-point group in which installed distributions declare policies by name.
+ENTRY_POINT_GROUP = "spit_env.policies"
 
 
 @runtime_checkable
@@ -54,9 +70,11 @@ class Policy(Protocol):
     ) -> np.ndarray: ...
 
 
+class PolicyPluginError(ImportError):
+    """A policy declared by an entry point could not be loaded (the message says which and why)."""
+
+
 _REGISTRY: dict[str, Callable[..., Policy]] = {}
-_PLUGINS_MODULE = "agents"
-_plugins_loaded = False
 
 
 def register_policy(name: str, factory: Callable[..., Policy], *, overwrite: bool = False) -> None:
@@ -74,29 +92,77 @@ def register_policy(name: str, factory: Callable[..., Policy], *, overwrite: boo
         raise ValueError(f"policy name must be a non-empty string without '@' or spaces, got {name!r}")
     if not callable(factory):
         raise ValueError(f"factory for policy {name!r} must be callable, got {factory!r}")
-    if name in _REGISTRY and not overwrite and _REGISTRY[name] is not factory:
+    if not overwrite and _REGISTRY.get(name, factory) is not factory:
         raise ValueError(f"policy {name!r} is already registered (pass overwrite=True to replace it)")
+    if not overwrite and name not in _REGISTRY and name in _entry_points():
+        ep = _entry_points()[name][0]
+        raise ValueError(f"policy {name!r} is already registered by the entry point "
+                         f"'{ep.name} = {ep.value}' (pass overwrite=True to replace it)")
     _REGISTRY[name] = factory
 
 
 def registered_policies() -> list[str]:
-    """The registered policy names, sorted (after loading the ``agents`` plug-in if present)."""
-    _load_plugins()
-    return sorted(_REGISTRY)
+    """The known policy names, sorted: registered at run time or declared by an entry point.
+
+    Entry points are listed without importing their modules.
+    """
+    return sorted(set(_REGISTRY) | set(_entry_points()))
 
 
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
+_ENTRY_POINTS: dict[str, list[importlib.metadata.EntryPoint]] | None = None
+
+
+def _entry_points() -> dict[str, list[importlib.metadata.EntryPoint]]:
+    """The entry points of :data:`ENTRY_POINT_GROUP` by name (read once per process)."""
+    global _ENTRY_POINTS
+    if _ENTRY_POINTS is None:
+        found: dict[str, list[importlib.metadata.EntryPoint]] = {}
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if all(ep.value != other.value for other in found.get(ep.name, [])):
+                found.setdefault(ep.name, []).append(ep)
+        _ENTRY_POINTS = found
+    return _ENTRY_POINTS
+
+
+def _describe(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    where = f" of the distribution {dist.name!r}" if dist is not None else ""
+    return f"the entry point '{ep.name} = {ep.value}'{where} (group {ENTRY_POINT_GROUP!r})"
+
+
+def _load_entry_point(name: str) -> Callable[..., Policy]:
+    """Import the factory that the entry point ``name`` declares and register it.
+
+    Raises:
+        PolicyPluginError: two distributions declare the name differently, its module does not
+            import (missing, broken or shadowed by another package of the same name), or the
+            object it names is missing or not callable.
+    """
+    eps = _entry_points()[name]
+    if len(eps) > 1:
+        raise PolicyPluginError(
+            f"policy {name!r} is declared by more than one entry point: "
+            + "; ".join(_describe(ep) for ep in eps) + ". Uninstall one of them.")
+    ep = eps[0]
     try:
-        importlib.import_module(_PLUGINS_MODULE)
-    except ModuleNotFoundError as err:
-        # Only a missing ``agents`` package is tolerated (spit_env used on its own); an import
-        # error inside agents is a real bug and must surface.
-        if err.name != _PLUGINS_MODULE:
-            raise
+        factory = ep.load()
+    except (ImportError, AttributeError) as err:
+        top = ep.value.split(":")[0].split(".")[0]
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            spec = None
+        found = "is not installed" if spec is None else f"is found at {spec.origin or spec.name}"
+        raise PolicyPluginError(
+            f"policy {name!r} is declared by {_describe(ep)}, but it could not be loaded: {err}. "
+            f"The top-level module {top!r} {found}; if that is another package of the same "
+            f"name, it shadows the plug-in (uninstall or rename one of them). After changing "
+            f"entry points, install the package again (pip install -e .).") from err
+    if not callable(factory):
+        raise PolicyPluginError(f"policy {name!r}: {_describe(ep)} names {factory!r}, which is "
+                                f"not callable (a factory(**kwargs) -> Policy is needed)")
+    _REGISTRY[name] = factory
+    return factory
 
 
 def parse_profile(spec: str) -> tuple[str, Latency | None]:
@@ -135,14 +201,19 @@ def make_policy(spec, **kwargs) -> Policy:
     Raises:
         ValueError: an unknown name (the message lists the known names), a bad profile, keyword
             arguments given with a callable, or a spec that is neither a string nor callable.
+        PolicyPluginError: the name's entry point does not load (see :func:`registered_policies`).
     """
     if isinstance(spec, str):
         name, _ = parse_profile(spec)
-        if name not in _REGISTRY:
-            _load_plugins()
-        if name not in _REGISTRY:
-            raise ValueError(f"unknown policy {name!r}; known policies: {sorted(_REGISTRY)}")
-        return _REGISTRY[name](**kwargs)
+        factory = _REGISTRY.get(name)
+        if factory is None and name in _entry_points():
+            factory = _load_entry_point(name)
+        if factory is None:
+            raise ValueError(
+                f"unknown policy {name!r}; known policies: {registered_policies()} (registered "
+                f"with register_policy or declared by an installed distribution in the "
+                f"entry-point group {ENTRY_POINT_GROUP!r})")
+        return factory(**kwargs)
     if callable(spec):
         if kwargs:
             raise ValueError(
@@ -198,11 +269,26 @@ def call_policy(
     return out
 
 
+def uniform_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per mask row: the one helper for "any legal move".
+
+    Args:
+        action_masks: (..., A) bool, at least one True per row (WAIT always is).
+        rng: the only randomness: one ``rng.random(action_masks.shape)`` draw per call.
+
+    Returns:
+        (...) int64 action ids.
+    """
+    masks = np.asarray(action_masks, dtype=bool)
+    u = rng.random(masks.shape)
+    return np.argmax(np.where(masks, u, -1.0), axis=-1).astype(np.int64)
+
+
 def uniform_legal(
     observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
-    """A policy choosing uniformly among each row's legal actions (used by the adapters' checks,
-    which must not depend on the ``agents`` plug-in). Returns (B,) int64."""
-    masks = np.asarray(action_masks, dtype=bool)
-    u = rng.random(masks.shape)
-    return np.argmax(np.where(masks, u, -1.0), axis=1).astype(np.int64)
+    """The Policy of :func:`uniform_legal_actions`: (B,) int64, the observations unread.
+
+    A policy that needs no bot plug-in, for the adapters' checks and tests.
+    """
+    return uniform_legal_actions(action_masks, rng)

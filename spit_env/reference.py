@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import rules, streams
+from .checks import is_int
 from .config import SpitConfig, check_config
 from .latency import Latency
 
@@ -82,13 +81,6 @@ class RandomSource:
         return streams.shuffled(self.key, streams.REDEAL, completed_rounds, cards)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-check_deal = rules.check_deal  # the one deal validator, shared with the core
-
-
 def _event(kind: str, player=-1, clock_ms=0, action=-1, card=-1, pile=-1, value=0) -> dict:
     return {"type": kind, "player": int(player), "clock_ms": int(clock_ms), "action": int(action),
             "card": int(card), "pile": int(pile), "value": int(value)}
@@ -110,13 +102,13 @@ class ReferenceGame:
     def __init__(self, config: SpitConfig | None = None, seed: int = 0, game_id: int = 0,
                  deal=None):
         config = check_config(config)
-        if not _is_int(seed):
+        if not is_int(seed):
             raise ValueError(f"seed must be an integer, got {seed!r}")
-        if not _is_int(game_id):
+        if not is_int(game_id):
             raise ValueError(f"game_id must be an integer, got {game_id!r}")
         self.config = config
         self.rng = RandomSource(int(seed), int(game_id))
-        packs = self.rng.deal() if deal is None else check_deal(deal)
+        packs = self.rng.deal() if deal is None else rules.check_deal(deal)
 
         self.clock_ms = 0
         self.round = 0  # completed rounds
@@ -450,6 +442,6 @@ class ReferenceGame:
 
     @staticmethod
     def _check_player(player) -> int:
-        if not _is_int(player) or int(player) not in PLAYERS:
+        if not is_int(player) or int(player) not in PLAYERS:
             raise ValueError(f"player must be 0 or 1, got {player!r}")
         return int(player)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .rules import ACTION_NAMES, N_RANKS, N_STOCKS
 
-__all__ = ["card_name", "render_text", "RENDER_MODES"]
+__all__ = ["card_name", "render_text", "render", "check_render_mode", "RENDER_MODES"]
 
 #: The render modes every environment of the package accepts (besides None).
 RENDER_MODES = ("ansi", "human")
@@ -102,6 +102,17 @@ def render_text(snapshot: dict, names=("player_0", "player_1")) -> str:
     except KeyError as err:
         raise ValueError(f"snapshot is missing the key {err.args[0]!r}") from None
     return "\n".join(lines)
+
+
+def check_render_mode(render_mode) -> None:
+    """Accept None or one of :data:`RENDER_MODES`.
+
+    Raises:
+        ValueError: naming ``render_mode`` and the allowed values.
+    """
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(
+            f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
 
 
 def render(snapshot: dict, names: tuple[str, str], render_mode: str | None):

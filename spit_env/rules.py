@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import is_int
+
 # --- sizes -------------------------------------------------------------------------------------
 N_PLAYERS = 2
 N_STOCKS = 5
@@ -147,9 +149,12 @@ ACTION_KIND, ACTION_STOCK, ACTION_PILE, ACTION_NAMES = _action_tables()
 def check_action(action) -> int:
     """Return ``action`` as an int 0-22, or raise ValueError naming what was allowed.
 
-    Accepts Python and NumPy integers (not bools, floats or strings).
+    Accepts Python and NumPy integers and 0-d integer arrays (as Gymnasium and SuperSuit hand
+    actions over), not bools, floats or strings.
     """
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action[()]
+    if not is_int(action):
         raise ValueError(
             f"action must be an integer action id 0-{N_ACTIONS - 1}, got {action!r} "
             f"of type {type(action).__name__}"
@@ -251,8 +256,7 @@ def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:
         if not isinstance(pack, (list, tuple)):
             raise ValueError(f"{name}[{p}] must be a list of card ids 0-51, got {deal[p]!r}")
         for c in pack:
-            if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) \
-                    or not 0 <= c < N_CARDS:
+            if not is_int(c) or not 0 <= c < N_CARDS:
                 raise ValueError(f"{name}[{p}] must hold integer card ids 0-51, got {c!r}")
         if not pack:
             raise ValueError(f"{name}[{p}] is empty; each pack must hold at least one card")

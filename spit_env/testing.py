@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import core, rules
+from .policy import uniform_legal, uniform_legal_actions
 
 __all__ = ["check_invariants", "check_environments"]
 
@@ -164,7 +165,7 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
         config: a SpitConfig (None: defaults). Games must end within ``num_cycles`` epochs for
             the PettingZoo tests to see an end; use a smaller ``max_game_ms`` to ensure it.
         opponent: the Gymnasium / VecEnv opponent (Policy, name or profile); None: a uniform
-            random legal policy (needs no ``agents`` plug-in).
+            random legal policy (``policy.uniform_legal``, no bot plug-in needed).
         num_cycles: PettingZoo api tests' cycles. seed: the games' seed.
         num_envs, vec_steps: size of the SpitVecEnv run.
 
@@ -181,7 +182,6 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     from .config import check_config
     from .gym_env import SpitGymEnv
     from .parallel_env import env, parallel_env
-    from .policy import uniform_legal
     from .vec_env import SpitVecEnv
 
     config = check_config(config)
@@ -204,15 +204,16 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
 def _check_parallel_game(par, seed: int, max_steps: int) -> None:
     rng = np.random.default_rng(seed)
     obs, _ = par.reset(seed=seed)
-    check_invariants(par._state)
+    check_invariants(par.core_state)
     for _ in range(max_steps):
         if not par.agents:
             break
         before = list(par.agents)
-        prev_mask = core.legal_action_mask(par._state)
-        actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in before}
+        prev_mask = core.legal_action_mask(par.core_state)
+        actions = {a: int(uniform_legal_actions(obs[a]["action_mask"].astype(bool), rng))
+                   for a in before}
         obs, rewards, terms, truncs, infos = par.step(actions)
-        check_invariants(par._state)
+        check_invariants(par.core_state)
         joint = np.array([[actions["player_0"], actions["player_1"]]])
         assert prev_mask[0, np.arange(2), joint[0]].all(), "a masked action was not legal"
         for d in (obs, rewards, terms, truncs, infos):
@@ -234,11 +235,10 @@ def _check_vec_run(venv, steps: int) -> None:
         assert venv.observation_space.contains(obs[0]) and obs.shape == (venv.num_envs, rules.OBS_DIM)
         assert (obs[:, busy] == 0.0).all(), "the learner is busy after a VecEnv step"
         masks = venv.action_masks()
-        full = venv._duel.masks()[np.arange(venv.num_envs), venv._duel.seat]
+        full = venv.duel.masks()[np.arange(venv.num_envs), venv.duel.seat]
         assert (masks == full).all(), "action_masks() disagrees with the core"
-        u = np.where(masks, rng.random(masks.shape), -1.0)
-        obs, rewards, dones, infos = venv.step(u.argmax(axis=1))
-        for state in venv._duel.states:
+        obs, rewards, dones, infos = venv.step(uniform_legal_actions(masks, rng))
+        for state in venv.duel.states:
             check_invariants(state)
         for i in np.flatnonzero(dones):
             assert "terminal_observation" in infos[i]

@@ -6,10 +6,10 @@ one call, and the opponent's moves are chosen in one batched policy call for all
 One VecEnv step = one learner decision in every row. The learner's actions go into the next
 decision epoch; then, in the rows where the learner is busy (its move in flight, D7), the core
 steps only those rows (``core.step(rows=...)``) with the opponent deciding, until every live
-row has its learner free again (or its episode ended). Observations, rewards, episodes and
-options ``opponent``, ``learner_seat``, ``reward``, ``shaping``, ``episode`` are those of
-``spit_env.gym_env`` (see its module docstring); the learner seat "random" is drawn per row at
-every reset.
+row has its learner free again (or its episode ended): a :class:`spit_env.duel.Duel` of
+``num_envs`` games. Rewards, episodes and the options ``opponent``, ``learner_seat``, ``reward``,
+``shaping``, ``episode`` are the Duel's (``spit_env.duel``), as in ``SpitGymEnv``; the learner
+seat "random" is drawn per row at every reset.
 
 Spaces: observation ``Box(0, 1, (D,), float32)``, action ``Discrete(23)``; ``action_masks()`` ->
 (num_envs, 23) bool for MaskablePPO (also through ``env_method("action_masks")``, one (23,) row
@@ -41,11 +41,12 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
+from .checks import check_int
 from .config import SpitConfig
-from .gym_env import Duel
-from .parallel_env import check_render_mode, check_seed, os_seed
-from .render import render_text
+from .duel import Duel
+from .render import check_render_mode, render_text
 from .rules import N_ACTIONS, OBS_DIM, WAIT
+from .streams import check_seed, os_seed
 
 __all__ = ["SpitVecEnv"]
 
@@ -57,7 +58,7 @@ class SpitVecEnv(VecEnv):
 
     Args:
         num_envs: B >= 1.
-        opponent: a Policy callable, a registered bot name or a profile "name@latency".
+        opponent: a Policy callable, a registered policy name or a profile "name@latency".
         config: the rules and time model (default ``SpitConfig()``).
         seed: the seed of the games (integer >= 0).
         learner_seat: 0, 1 or "random".
@@ -75,10 +76,7 @@ class SpitVecEnv(VecEnv):
                  seed: int = 0, learner_seat="random", reward: str = "game", shaping: float = 0.0,
                  episode: str = "game", render_mode: str | None = None, skip_forced_waits: int = 0):
         check_render_mode(render_mode)
-        if isinstance(skip_forced_waits, bool) or not isinstance(skip_forced_waits, (int, np.integer)) \
-                or not 0 <= skip_forced_waits <= 16:
-            raise ValueError(f"skip_forced_waits must be an integer in 0..16, got {skip_forced_waits!r}")
-        self.skip_forced_waits = int(skip_forced_waits)
+        self.skip_forced_waits = check_int("skip_forced_waits", skip_forced_waits, 0, 16)
         self.render_mode = render_mode
         self._duel = Duel(config, num_envs, opponent, learner_seat, reward, shaping, episode)
         self._seed = check_seed(seed)
@@ -102,7 +100,13 @@ class SpitVecEnv(VecEnv):
 
     @property
     def opponent(self):
+        """The opponent as given (a Policy, name or profile); set it with :meth:`set_opponent`."""
         return self._duel.opponent
+
+    @property
+    def duel(self) -> Duel:
+        """The engine this VecEnv is a view of (read it, e.g. for ``testing``; do not step it)."""
+        return self._duel
 
     @property
     def learner_seats(self) -> np.ndarray:
@@ -134,7 +138,7 @@ class SpitVecEnv(VecEnv):
             self._seed, self._next_game = self._next_seed, 0
             self._rng = np.random.default_rng(self._seed)
             self._next_seed = None
-        self._duel.start(self._seed, self._next_game, self._draw_seats(np.ones(b, bool)))
+        self._duel.start(self._seed, self._next_game, self._duel.draw_seats(np.ones(b, bool), self._rng))
         self._next_game += b
         self._obs = self._duel.learner_observe()
         self.reset_infos = [{} for _ in range(b)]
@@ -143,6 +147,7 @@ class SpitVecEnv(VecEnv):
         return self._obs.copy()
 
     def step_async(self, actions) -> None:
+        """Store the actions for :meth:`step_wait` (checked there)."""
         self._actions = actions
 
     def step_wait(self):
@@ -189,8 +194,7 @@ class SpitVecEnv(VecEnv):
         Returns:
             (rewards (B,) float64, 0 outside ``rows``; ended (B,) bool).
         """
-        learner_obs, rewards, term, trunc, _ = self._duel.play(actions, rows, self._rng,
-                                                               learner_only=True)
+        learner_obs, rewards, term, trunc, _ = self._duel.play(actions, rows, self._rng)
         ended = rows & (term | trunc)
         obs = np.where(rows[:, None], learner_obs, self._obs).astype(np.float32)
         if ended.any():
@@ -202,19 +206,10 @@ class SpitVecEnv(VecEnv):
             game_ids = np.zeros(self.num_envs, np.int64)
             game_ids[ended] = self._next_game + np.arange(idx.size)
             self._next_game += idx.size
-            self._duel.restart(ended, game_ids, self._draw_seats(ended))
+            self._duel.restart(ended, game_ids, self._duel.draw_seats(ended, self._rng))
             obs[ended] = self._duel.learner_observe(ended)  # only the restarted rows changed
         self._obs = obs
         return np.where(rows, rewards, 0.0).astype(np.float64), ended
-
-    def _draw_seats(self, rows: np.ndarray) -> np.ndarray:
-        seats = self._duel.seat.copy()
-        if self._duel.learner_seat == "random":
-            seats[rows] = self._rng.integers(0, 2, size=int(rows.sum()))
-        else:
-            seats[rows] = self._duel.learner_seat
-        return seats
-
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 23) bool: the learner's legal moves in each row's current game."""
@@ -229,11 +224,7 @@ class SpitVecEnv(VecEnv):
         return self._duel.snapshot(int(index))
 
     def _render_row(self, i: int) -> str:
-        names = ["opponent", "opponent"]
-        names[int(self._duel.seat[i])] = "learner"
-        return f"[env {i}]\n" + render_text(
-            self.snapshot(i), tuple(f"player_{p} ({n})" for p, n in enumerate(names))
-        )
+        return f"[env {i}]\n" + render_text(self.snapshot(i), self._duel.render_names(i))
 
     def render(self, mode: str | None = None):
         """"ansi": every row's table as text; "human": print it. Other modes, or a mode other
@@ -252,7 +243,7 @@ class SpitVecEnv(VecEnv):
         return text
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
 
     # --- attribute plumbing ---------------------------------------------------------------------
     def _indices(self, indices) -> list[int]:

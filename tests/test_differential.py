@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers import random_joint_actions
 
 from spit_env import core, rules
 from spit_env.config import SpitConfig
@@ -50,10 +51,7 @@ def _random_deal(rng: np.random.Generator):
 
 
 def _pick_actions(rng, mask: np.ndarray, wait_bias: float, illegal_rate: float) -> np.ndarray:
-    keys = rng.random(mask.shape)
-    keys[~mask] = -1.0
-    acts = keys.argmax(axis=2)
-    acts[rng.random(acts.shape) < wait_bias] = rules.WAIT
+    acts = random_joint_actions(mask, rng, wait_bias)
     wild = rng.random(acts.shape) < illegal_rate
     acts[wild] = rng.integers(0, rules.N_ACTIONS, size=int(wild.sum()))
     return acts

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from envs_helpers import SHORT
+from helpers import SHORT
 
 import spit_env
 from spit_env import Latency, SpitConfig, rules

@@ -140,7 +140,7 @@ def test_observation_carries_the_learners_mask():
         assert (obs[:, OBS_DIM:] == masks).all()
         # --mask-wait (default): never WAIT beside another legal move
         assert not (masks[:, 0] & masks[:, 1:].any(axis=1)).any()
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        actions = uniform_legal_actions(masks, rng)
         obs, _, dones, infos = env.step(actions)
         for i in np.flatnonzero(dones):
             assert infos[i]["terminal_observation"].shape == (OBS_DIM + 23,)
