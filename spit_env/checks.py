@@ -36,15 +36,21 @@ def _range_text(lo, hi) -> str:
     return ""
 
 
-def check_int(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
+def check_int(name: str, value, lo: int | None = None, hi: int | None = None, *,
+              none_ok: bool = False) -> int | None:
     """``value`` as an int, if it is an integer within ``lo``..``hi`` (each bound optional).
 
+    With ``none_ok``, None is allowed too (and returned).
+
     Raises:
-        ValueError: "<name> must be an integer [in lo..hi | >= lo | <= hi], got <value>".
+        ValueError: "<name> must be an integer [in lo..hi | >= lo | <= hi][ or None], got <value>".
     """
+    if none_ok and value is None:
+        return None
     rng = _range_text(lo, hi)
     if not is_int(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ValueError(f"{name} must be an integer{' ' + rng if rng else ''}, got {value!r}")
+        allowed = "an integer" + (" " + rng if rng else "") + (" or None" if none_ok else "")
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return int(value)
 
 

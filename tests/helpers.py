@@ -20,7 +20,8 @@ def rules_mask(snap: dict, seat: int, config: SpitConfig) -> np.ndarray:
     mask[rules.WAIT] = True
     if snap["phase"] == "over" or snap["in_flight"][seat] is not None:
         return mask
-    if snap["phase"] == "slap":
+    if snap["phase"] == "slap":  # D11: the slap is compulsory
+        mask[rules.WAIT] = False
         mask[rules.SLAP_BASE:] = True
         return mask
     stocks = snap["stocks"][seat]
@@ -75,7 +76,9 @@ def random_actions(env, obs, rng) -> dict:
 
 def random_joint_actions(mask: np.ndarray, rng, wait_bias: float = 0.0) -> np.ndarray:
     """(B, 2) int64: a uniformly random legal action per seat of a (B, 2, 23) core mask, each
-    replaced by WAIT (always legal) with probability ``wait_bias``."""
+    replaced by WAIT with probability ``wait_bias`` where WAIT is legal (not for a free seat in
+    the slap phase, D11)."""
     actions = uniform_legal_actions(mask, rng)
-    actions[rng.random(actions.shape) < wait_bias] = rules.WAIT  # drawn even at 0: same stream
+    # drawn even at wait_bias 0, so that a run's stream does not depend on it
+    actions[(rng.random(actions.shape) < wait_bias) & mask[..., rules.WAIT]] = rules.WAIT
     return actions
