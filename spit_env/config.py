@@ -1,4 +1,4 @@
-"""``SpitConfig``: every rules flag of docs/RULES.md and the time model, validated at construction."""
+"""``SpitConfig``: every rules flag of docs/RULES.md and the time model, validated when built."""
 
 from __future__ import annotations
 
@@ -96,7 +96,13 @@ class SpitConfig:
         """A JSON-serialisable description (latency models by label and parameters)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "latency"}
         out["latency"] = [
-            {"kind": m.kind, "mean_ms": m.mean_ms, "std_ms": m.std_ms, "min_ms": m.min_ms, "name": m.name}
+            {
+                "kind": m.kind,
+                "mean_ms": m.mean_ms,
+                "std_ms": m.std_ms,
+                "min_ms": m.min_ms,
+                "name": m.name,
+            }
             for m in self.latency
         ]
         return out

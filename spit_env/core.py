@@ -74,7 +74,8 @@ __all__ = [
     "snapshot",
 ]
 
-P, S, H, A, N = rules.N_PLAYERS, rules.N_STOCKS, rules.MAX_STOCK_HEIGHT, rules.N_ACTIONS, rules.N_CARDS
+P, S, H = rules.N_PLAYERS, rules.N_STOCKS, rules.MAX_STOCK_HEIGHT
+A, N = rules.N_ACTIONS, rules.N_CARDS
 PLAY, SLAP, OVER = rules.PHASE_PLAY, rules.PHASE_SLAP, rules.PHASE_OVER
 
 #: landing time of "no move in flight": later than any clock (max_game_ms <= 10**9)
@@ -95,8 +96,11 @@ _M1, _M2 = _U64(0xBF58476D1CE4E5B9), _U64(0x94D049BB133111EB)
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:
-    """streams.mix64 for uint64 arrays (not scalars), without the errstate context: wrapping
-    arithmetic on arrays never warns."""
+    """streams.mix64 for uint64 arrays, without the errstate context.
+
+    streams.mix64 for uint64 arrays (not scalars), without the errstate context: wrapping arithmetic
+    on arrays never warns.
+    """
     x = x ^ (x >> _S30)
     x *= _M1
     x ^= x >> _S27
@@ -127,20 +131,26 @@ _FLIP_BITS = sum(_BIT[rules.FLIP_BASE:rules.SLAP_BASE])
 _SLAP_BITS = sum(_BIT[rules.SLAP_BASE:])
 _TABLE_BITS = _PLAY_BITS | _FILL_BITS | _FLIP_BITS  # the moves that count against a stall (D9)
 _EMPTY_BIT = 1 << 31
-_N_CODES = 43  # place codes: 0 empty, else 1 + face-up rank (0 if face down) + 14 fillable + 28 flippable
+# place codes: 0 empty, else 1 + face-up rank (0 if face down) + 14 fillable + 28 flippable
+_N_CODES = 43
 #: (2,) uint32, indexed by the empty bit: FILL is legal only if some place is empty (D6)
 _KEEP = np.array([0xFFFFFFFF & ~_FILL_BITS, 0xFFFFFFFF], np.uint32)
 #: (6,) uint32 gates indexed by free + 2 * phase: which bits a seat may use (busy / over: WAIT)
 _GATE_AND = np.array([0, _TABLE_BITS, 0, 0, 0, 0], np.uint32)
-_GATE_OR = np.array([_WAIT_BIT, _WAIT_BIT, _WAIT_BIT, _SLAP_BITS, _WAIT_BIT, _WAIT_BIT],  # D11: no WAIT
-                    np.uint32)
+_GATE_OR = np.array(
+    [_WAIT_BIT, _WAIT_BIT, _WAIT_BIT, _SLAP_BITS, _WAIT_BIT, _WAIT_BIT],  # D11: no WAIT
+    np.uint32,
+)
 _RANK32 = _RANK.astype(np.int32)
 
 
 def _bits_table(auto_flip: bool, wrap: bool) -> np.ndarray:
-    """(S * 43 * 14 * 14,) uint32: the legal-move bits of stock place s with place code ``code``
-    when the seat's own / the opponent's centre pile has top rank own / opp (0: no pile), at
-    index ``((s * 43 + code) * 14 + own) * 14 + opp`` (D1, D4, D5, D6)."""
+    """The legal-move bits table of a config: (S * 43 * 14 * 14,) uint32.
+
+    (S * 43 * 14 * 14,) uint32: the legal-move bits of stock place s with place code ``code`` when
+    the seat's own / the opponent's centre pile has top rank own / opp (0: no pile), at index ``((s
+    * 43 + code) * 14 + own) * 14 + opp`` (D1, D4, D5, D6).
+    """
     adj = rules.ADJACENT[wrap].astype(np.int64)
     out = np.zeros((S, _N_CODES, 14, 14), np.int64)
     for s in range(S):
@@ -156,8 +166,11 @@ def _bits_table(auto_flip: bool, wrap: bool) -> np.ndarray:
 
 
 def _place_code(top: int, fu: bool, h: int) -> int:
-    """The place code: 0 empty, else 1 + face-up rank (0 if face down) + 14 if FILL could move
-    its top (face up over at least one card, D6) + 28 if it awaits a FLIP (face down, D5)."""
+    """The place code of a stock place (0-42).
+
+    The place code: 0 empty, else 1 + face-up rank (0 if face down) + 14 if FILL could move its top
+    (face up over at least one card, D6) + 28 if it awaits a FLIP (face down, D5).
+    """
     if h == 0:
         return 0
     return 1 + (int(_RANK[top + 1]) if fu else 0) + 14 * (fu and h >= 2) + 28 * (not fu)
@@ -169,15 +182,23 @@ _PCODE196 = np.array([196 * _place_code(top, fu, h) for top in range(-1, N) for 
 
 
 def _place_index(top, fu, h, s) -> np.ndarray:
-    """The base index into the bits table of places with top card ``top``, face-up flag ``fu``,
-    height ``h`` and place number ``s`` (arrays that broadcast): (s * 43 + code) * 196."""
-    code = (np.asarray(top, np.intp) + 1) * 12 + np.asarray(fu, np.intp) * 6 + np.asarray(h, np.intp)
+    """The base index into the bits table of some stock places.
+
+    The base index into the bits table of places with top card ``top``, face-up flag ``fu``, height
+    ``h`` and place number ``s`` (arrays that broadcast): (s * 43 + code) * 196.
+    """
+    code = (
+        (np.asarray(top, np.intp) + 1) * 12 + np.asarray(fu, np.intp) * 6 + np.asarray(h, np.intp)
+    )
     return _PCODE196.take(code) + np.asarray(s, np.int32) * (_N_CODES * 196)
 
 
 class _Tables:
-    """The lookup tables of one config: latency quantiles of both seats, legal-move bits, rank
-    adjacency (D1, D7)."""
+    """The lookup tables of one config.
+
+    The lookup tables of one config: latency quantiles of both seats, legal-move bits, rank
+    adjacency (D1, D7).
+    """
 
     def __init__(self, config: SpitConfig):
         self.latency = np.concatenate([m.table for m in config.latency]).astype(np.int64)
@@ -187,20 +208,24 @@ class _Tables:
 
 @functools.lru_cache(maxsize=32)
 def _tables(config: SpitConfig) -> _Tables:
-    """The tables of ``config``, built once per distinct config (SpitConfig is frozen and
-    hashable, so equal configs share them). A state keeps its own (``CoreState._lut``), so the
-    hot path never hashes a config."""
+    """The lookup tables of ``config``, built once per distinct config.
+
+    The tables of ``config``, built once per distinct config (SpitConfig is frozen and hashable, so
+    equal configs share them). A state keeps its own (``CoreState._lut``), so the hot path never
+    hashes a config.
+    """
     return _Tables(config)
 
 
 # --- the state -----------------------------------------------------------------------------------
 @dataclass(eq=False)
 class CoreState:
-    """The state of B games (batch axis first). Cards are ids 0-51 (D2), -1 marks "no card";
-    entries beyond a pile's count are always -1. Times are integer ms. Read the arrays freely but
-    change them only through the core's functions: ``top``, ``pidx``, ``centre_top`` and
-    ``lat_key`` are caches that the core keeps in step with the rest, and the legal-move bits
-    are cached between ``legal_action_mask`` and ``step``.
+    """The state of B games (batch axis first).
+
+    Cards are ids 0-51 (D2), -1 marks "no card"; entries beyond a pile's count are always -1. Times
+    are integer ms. Read the arrays freely but change them only through the core's functions:
+    ``top``, ``pidx``, ``centre_top`` and ``lat_key`` are caches that the core keeps in step with
+    the rest, and the legal-move bits are cached between ``legal_action_mask`` and ``step``.
 
     Attributes:
         config: the SpitConfig of every game of the batch.
@@ -261,9 +286,9 @@ class CoreState:
     lat_key: np.ndarray  # (B, P) uint64: the LATENCY draw's hash of (key, player), cached
 
     _ARRAYS = (
-        "game_id", "key", "clock", "last_move", "phase", "rounds", "stock", "height", "face_up", "top", "pidx", "spit",
-        "spit_n", "centre", "centre_n", "centre_top", "scores", "fl_action", "fl_card", "fl_land",
-        "decisions", "winner", "terminated", "truncated", "lat_key",
+        "game_id", "key", "clock", "last_move", "phase", "rounds", "stock", "height", "face_up",
+        "top", "pidx", "spit", "spit_n", "centre", "centre_n", "centre_top", "scores", "fl_action",
+        "fl_card", "fl_land", "decisions", "winner", "terminated", "truncated", "lat_key",
     )
 
     def __post_init__(self):
@@ -295,8 +320,11 @@ class CoreState:
 
 @dataclass
 class EventLog:
-    """Events of one step of B games (docs/RULES.md "Events"), as (N,) int64 arrays grouped by
-    row, in occurrence order within a row. ``type`` indexes rules.EVENT_NAMES."""
+    """Events of one step of B games (docs/RULES.md "Events").
+
+    Events of one step of B games (docs/RULES.md "Events"), as (N,) int64 arrays grouped by row, in
+    occurrence order within a row. ``type`` indexes rules.EVENT_NAMES.
+    """
 
     row: np.ndarray
     type: np.ndarray
@@ -366,7 +394,9 @@ class _Events:
 def _check_rows(rows, batch: int, name: str = "rows") -> np.ndarray:
     arr = np.asarray(rows)
     if arr.shape != (batch,) or arr.dtype != np.bool_:
-        raise ValueError(f"{name} must be a ({batch},) bool array, got shape {arr.shape} dtype {arr.dtype}")
+        raise ValueError(
+            f"{name} must be a ({batch},) bool array, got shape {arr.shape} dtype {arr.dtype}"
+        )
     return arr
 
 
@@ -374,7 +404,9 @@ def _check_deals(deals, batch: int):
     if deals is None:
         return None
     if isinstance(deals, (str, bytes)) or not hasattr(deals, "__len__") or len(deals) != batch:
-        raise ValueError(f"deals must be None or a length-{batch} sequence of None | (pack0, pack1)")
+        raise ValueError(
+            f"deals must be None or a length-{batch} sequence of None | (pack0, pack1)"
+        )
     return [None if d is None else rules.check_deal(d, f"deals[{i}]") for i, d in enumerate(deals)]
 
 
@@ -385,7 +417,9 @@ def _check_actions(actions, batch: int) -> np.ndarray:
     if arr.dtype.kind not in "iu":
         raise ValueError(f"actions must be integer action ids 0-{A - 1}, got dtype {arr.dtype}")
     if arr.size and (arr.min() < 0 or arr.max() >= A):
-        raise ValueError(f"actions must be action ids 0-{A - 1}, got values {arr.min()}..{arr.max()}")
+        raise ValueError(
+            f"actions must be action ids 0-{A - 1}, got values {arr.min()}..{arr.max()}"
+        )
     return arr
 
 
@@ -454,6 +488,7 @@ def reset(state: CoreState, rows, game_ids, deals=None) -> CoreState:
     """Re-start some rows as fresh games (auto-reset). Updates ``state`` in place and returns it.
 
     Args:
+        state: the games.
         rows: (B,) bool, the rows to re-start.
         game_ids: (B,) integer game ids (read where ``rows``).
         deals: None, or a length-B sequence of None | (pack0, pack1) (read where ``rows``).
@@ -485,7 +520,9 @@ def _start_games(st: CoreState, R: np.ndarray, ids: np.ndarray, deals) -> None:
     key = streams.game_key(st.seed, ids)
     st.game_id[R] = ids
     st.key[R] = key
-    st.lat_key[R] = streams.mix64(streams.mix64(key ^ _LAT_SALT)[:, None] ^ np.arange(P, dtype=_U64))
+    st.lat_key[R] = streams.mix64(
+        streams.mix64(key ^ _LAT_SALT)[:, None] ^ np.arange(P, dtype=_U64)
+    )
     st.clock[R] = 0
     st.rounds[R] = 0
     st.scores[R] = 0
@@ -538,7 +575,8 @@ def _layout(st: CoreState, R: np.ndarray, p: int, pack: np.ndarray, count: np.nd
     h = _HEIGHTS[k]
     st.height[R, p] = h
     st.face_up[R, p] = h > 0
-    tops = np.take_along_axis(st.stock[R, p], np.maximum(h - 1, 0)[:, :, None].astype(np.intp), 2)[:, :, 0]
+    below = np.maximum(h - 1, 0)[:, :, None].astype(np.intp)
+    tops = np.take_along_axis(st.stock[R, p], below, 2)[:, :, 0]
     st.top[R, p] = np.where(h > 0, tops, -1)
     st.pidx[R, p] = _place_index(st.top[R, p], h > 0, h, np.arange(S))
     ns = count - k
@@ -549,8 +587,11 @@ def _layout(st: CoreState, R: np.ndarray, p: int, pack: np.ndarray, count: np.nd
 
 
 def _spit(st: CoreState, R: np.ndarray, ev: _Events | None, why) -> None:
-    """Each player of rows R with spit cards turns its next one onto its own centre pile (D4); a
-    card has moved (D17). ``why``: rules.SPIT_*, one value or (R,) per row (the event value)."""
+    """The spit (D4) in rows R.
+
+    Each player of rows R with spit cards turns its next one onto its own centre pile (D4); a card
+    has moved (D17). ``why``: rules.SPIT_*, one value or (R,) per row (the event value).
+    """
     st.last_move[R] = st.clock[R]
     sn, cn = st.spit_n.reshape(-1), st.centre_n.reshape(-1)
     spit, centre, ctop = st.spit.reshape(-1), st.centre.reshape(-1), st.centre_top.reshape(-1)
@@ -570,7 +611,8 @@ def _spit(st: CoreState, R: np.ndarray, ev: _Events | None, why) -> None:
         ctop[f2] = card
         if ev is not None:
             Rp = f2 // P
-            ev.add(Rp, rules.EV_SPIT, p, st.clock[Rp], -1, card, p, why if np.isscalar(why) else why[has])
+            ev.add(Rp, rules.EV_SPIT, p, st.clock[Rp], -1, card, p,
+                   why if np.isscalar(why) else why[has])
 
 
 def _round_start(st: CoreState, R: np.ndarray, ev: _Events | None) -> None:
@@ -604,9 +646,12 @@ def _finish(st: CoreState, R: np.ndarray, winner: np.ndarray, truncated: bool, o
 
 
 def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out, ev) -> np.ndarray:
-    """Round end (docs/RULES.md) for rows R; ``first``: the player that emptied its stocks /
-    counts as first (D12), -1 for a two-pile stall-out. Returns the rows that started a new round
-    at once (one-pile rounds, D12 + D13) and need the stall check."""
+    """Round end (docs/RULES.md) for rows R.
+
+    Round end (docs/RULES.md) for rows R; ``first``: the player that emptied its stocks / counts as
+    first (D12), -1 for a two-pile stall-out. Returns the rows that started a new round at once
+    (one-pile rounds, D12 + D13) and need the stall check.
+    """
     _cancel(st, R)
     st.rounds[R] += 1
     if ev is not None:
@@ -621,7 +666,9 @@ def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out,
         winner = np.where(sc[:, 0] < sc[:, 1], 0, np.where(sc[:, 1] < sc[:, 0], 1, -1))
     elif cfg.win_on_empty_hand:
         ended = nocard.any(axis=1)  # D14 house rule: a player holding no card wins
-        winner = np.where(nocard[:, 0] & ~nocard[:, 1], 0, np.where(nocard[:, 1] & ~nocard[:, 0], 1, -1))
+        winner = np.where(
+            nocard[:, 0] & ~nocard[:, 1], 0, np.where(nocard[:, 1] & ~nocard[:, 0], 1, -1)
+        )
     else:
         # D12, D14: in a one-pile round the player without spit cards (no centre pile) that emptied
         # its stocks first wins.
@@ -657,9 +704,12 @@ def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out,
 
 
 def _redeal(st: CoreState, R: np.ndarray, take: np.ndarray) -> None:
-    """D13: each player's new pack = the pile it took (``take[j, pile]`` = the taker of that
-    pile) + its spit + its stock cards, sorted by the REDEAL draw (rounds, card), ties by card id;
-    then laid out by D3. Clears the centre."""
+    """D13: the re-deal of rows R.
+
+    D13: each player's new pack = the pile it took (``take[j, pile]`` = the taker of that pile) +
+    its spit + its stock cards, sorted by the REDEAL draw (rounds, card), ties by card id; then laid
+    out by D3. Clears the centre.
+    """
     n = R.size
     owner = np.full((n, N), -1, np.int64)
     # (entries beyond a pile's count are -1, so ">= 0" finds exactly the cards held)
@@ -681,16 +731,19 @@ def _redeal(st: CoreState, R: np.ndarray, take: np.ndarray) -> None:
     n0 = (owner == 0).sum(axis=1)
     _clear_centre(st, R)
     _layout(st, R, 0, packs, n0)
-    _layout(st, R, 1, np.take_along_axis(packs, np.minimum(n0[:, None] + _ALL_CARDS, N - 1), axis=1),
-            N - n0)
+    pack1 = np.take_along_axis(packs, np.minimum(n0[:, None] + _ALL_CARDS, N - 1), axis=1)
+    _layout(st, R, 1, pack1, N - n0)
 
 
 def _settle(st: CoreState, R: np.ndarray, out, ev, tbits=None) -> None:
-    """The D9 stall check on rows R (play phase), repeated until no row is stalled: cancel the
-    moves in flight, then spit after ``spit_delay_ms`` or end the round (D10 b).
+    """The D9 / D17 stall check on rows R, repeated until no row is stalled.
+
+    The D9 stall check on rows R (play phase), repeated until no row is stalled: cancel the moves in
+    flight, then spit after ``spit_delay_ms`` or end the round (D10 b).
 
     ``tbits``: optional (B, P) table bits (``_table_bits``) of every row, valid now; used for the
-    first check and kept valid for the rows this changes."""
+    first check and kept valid for the rows this changes.
+    """
     timeout = st.config.stall_timeout_ms
     cand = R[st.phase[R] == PLAY]
     fresh = tbits is not None
@@ -735,14 +788,21 @@ def _settle(st: CoreState, R: np.ndarray, out, ev, tbits=None) -> None:
 
 
 def _blank_out(batch: int) -> StepOutput:
-    return StepOutput(np.zeros((batch, P), np.float32), np.zeros(batch, bool), np.zeros(batch, bool),
-                      np.zeros((batch, P), bool))
+    return StepOutput(
+        np.zeros((batch, P), np.float32),
+        np.zeros(batch, bool),
+        np.zeros(batch, bool),
+        np.zeros((batch, P), bool),
+    )
 
 
 # --- the mask ------------------------------------------------------------------------------------
 def _table_bits(st: CoreState, R=None) -> np.ndarray:
-    """(B, P) or (R, P) uint32: the PLAY / FILL / FLIP bits the table allows each seat, whatever
-    its phase or move in flight (D1, D4, D5, D6), plus the empty-place bit 31."""
+    """The table bits of each seat: (B, P) or (R, P) uint32.
+
+    (B, P) or (R, P) uint32: the PLAY / FILL / FLIP bits the table allows each seat, whatever its
+    phase or move in flight (D1, D4, D5, D6), plus the empty-place bit 31.
+    """
     t = st._lut
     if R is None:
         ct, pidx = _RANK32[st.centre_top + 1], st.pidx
@@ -766,12 +826,12 @@ def _mask_bits(st: CoreState) -> np.ndarray:
 
 
 def legal_action_mask(state: CoreState, rows=None, seat=None) -> np.ndarray:
-    """(B, P, A) bool, a new array: the legal moves of each seat (docs/RULES.md, the action-mask
-    table).
+    """The legal moves of each seat: (B, P, A) bool, a new array (docs/RULES.md, the mask table).
 
     A busy seat (move in flight, D7) and a finished game allow only WAIT; a free seat may WAIT,
     PLAY (D1, D4), FILL (D6), FLIP (D5, auto_flip off) in the play phase, and only SLAP (D11, the
-    slap is compulsory) in the slap phase. So every mask has at least one legal action. Egocentric: pile c = 0 is the seat's own centre pile.
+    slap is compulsory) in the slap phase. So every mask has at least one legal action.
+    Egocentric: pile c = 0 is the seat's own centre pile.
 
     ``rows`` / ``seat`` select part of it without building the rest (as :func:`observe`):
     rows (B,) bool or (R,) int row indices -> (R, P, A); with seat (an int 0/1 or (R,) int, one
@@ -792,8 +852,11 @@ def legal_action_mask(state: CoreState, rows=None, seat=None) -> np.ndarray:
 
 
 def _select(st: CoreState, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
-    """Validate the ``rows`` / ``seat`` arguments of :func:`observe` and :func:`legal_action_mask`:
-    (R,) intp row indices and None or (R,) intp seats."""
+    """Validate the ``rows`` / ``seat`` arguments of the partial views.
+
+    Validate the ``rows`` / ``seat`` arguments of :func:`observe` and :func:`legal_action_mask`:
+    (R,) intp row indices and None or (R,) intp seats.
+    """
     B = st.batch_size
     if rows is None:
         R = _arange(B)
@@ -801,16 +864,22 @@ def _select(st: CoreState, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
         arr = np.asarray(rows)
         if arr.dtype == np.bool_:
             if arr.shape != (B,):
-                raise ValueError(f"rows must be a ({B},) bool array or integer row indices, got bool shape "
-                                 f"{arr.shape}")
+                raise ValueError(
+                    f"rows must be a ({B},) bool array or integer row indices, got bool shape "
+                    f"{arr.shape}"
+                )
             R = arr.nonzero()[0]
         elif arr.dtype.kind in "iu" and arr.ndim == 1:
             if arr.size and (arr.min() < 0 or arr.max() >= B):
-                raise ValueError(f"rows must be row indices 0..{B - 1}, got values {arr.min()}..{arr.max()}")
+                raise ValueError(
+                    f"rows must be row indices 0..{B - 1}, got values {arr.min()}..{arr.max()}"
+                )
             R = arr.astype(np.intp, copy=False)
         else:
-            raise ValueError(f"rows must be a ({B},) bool array or 1-D integer row indices, got shape "
-                             f"{arr.shape} dtype {arr.dtype}")
+            raise ValueError(
+                f"rows must be a ({B},) bool array or 1-D integer row indices, got shape "
+                f"{arr.shape} dtype {arr.dtype}"
+            )
     if seat is None:
         return R, None
     if is_int(seat):
@@ -819,8 +888,10 @@ def _select(st: CoreState, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
         return R, np.full(R.size, int(seat), np.intp)
     sp = np.asarray(seat)
     if sp.shape != R.shape or sp.dtype.kind not in "iu":
-        raise ValueError(f"seat must be 0, 1 or a ({R.size},) integer array (one seat per selected row), "
-                         f"got shape {sp.shape} dtype {sp.dtype}")
+        raise ValueError(
+            f"seat must be 0, 1 or a ({R.size},) integer array (one seat per selected row), "
+            f"got shape {sp.shape} dtype {sp.dtype}"
+        )
     if sp.size and (sp.min() < 0 or sp.max() >= P):
         raise ValueError(f"seat must hold 0 or 1, got values {sp.min()}..{sp.max()}")
     return R, sp.astype(np.intp, copy=False)
@@ -841,10 +912,12 @@ def _arange(n: int) -> np.ndarray:
 
 # --- the step ------------------------------------------------------------------------------------
 def step(state: CoreState, actions, *, rows=None, events: bool = False):
-    """Advance every game (or the ``rows`` subset) by one decision epoch (docs/RULES.md, "The time
-    model, exactly"): decisions of the free seats (D7, latency draws), landings in time order
-    (D8 ties), the stall check (D9), round ends (D10, D12, D14, D15), slaps (D11), re-deals (D13)
-    and truncation (D16). Finished games are a no-op with zero rewards.
+    """Advance every game (or the ``rows`` subset) by one decision epoch.
+
+    Advance every game (or the ``rows`` subset) by one decision epoch (docs/RULES.md, "The time
+    model, exactly"): decisions of the free seats (D7, latency draws), landings in time order (D8
+    ties), the stall check (D9), round ends (D10, D12, D14, D15), slaps (D11), re-deals (D13) and
+    truncation (D16). Finished games are a no-op with zero rewards.
 
     Args:
         state: updated in place.
@@ -942,7 +1015,9 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
         tbits = _table_bits(st)
     timeout = cfg.stall_timeout_ms
     if timeout is not None:  # D17: rows where no card moved for the timeout need the check too
-        touched[R[(st.clock.take(R) >= st.last_move.take(R) + timeout) & (st.phase.take(R) == PLAY)]] = True
+        touched[
+            R[(st.clock.take(R) >= st.last_move.take(R) + timeout) & (st.phase.take(R) == PLAY)]
+        ] = True
     cand = touched.nonzero()[0]
     if cand.size:
         _settle(st, cand, out, ev, tbits)
@@ -968,8 +1043,11 @@ _STOCK0 = np.maximum(_STOCK, 0).astype(np.intp)
 
 
 def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray) -> None:
-    """Time model 2-3 for the deciding seats ``dec`` (B, P): landing time (WAIT: wait_ms, else a
-    LATENCY draw for (player, decision index), D7), carried card, decision count."""
+    """Time model 2-3: the decisions of the deciding seats.
+
+    Time model 2-3 for the deciding seats ``dec`` (B, P): landing time (WAIT: wait_ms, else a
+    LATENCY draw for (player, decision index), D7), carried card, decision count.
+    """
     # Only the deciding seats are computed, on flat (B * P) indices: a step of a few rows of a
     # large batch (an env running on the games whose learner is busy) costs only their share.
     f = np.flatnonzero(dec)
@@ -979,7 +1057,9 @@ def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray) -> None:
     t = st._lut
     a = acts.reshape(-1).take(f)
     with np.errstate(over="ignore"):
-        hsh = _mix64(st.lat_key.reshape(-1).take(f) + st.decisions.reshape(-1).take(f).astype(_U64) * _GOLDEN)
+        hsh = _mix64(
+            st.lat_key.reshape(-1).take(f) + st.decisions.reshape(-1).take(f).astype(_U64) * _GOLDEN
+        )
     # top 16 bits (streams.top16); seat p's latency table starts at p * 65536 (p = f % 2)
     lat = t.latency.take((hsh >> _S48).astype(np.intp) + ((f & 1) << 16))
     land = np.where(a == rules.WAIT, cfg.wait_ms, lat) + st.clock.take(f >> 1)
@@ -1004,11 +1084,13 @@ def _tie_first(st: CoreState, R: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev):
-    """Land the move in flight of player pl[j] in row R[j] (time model, "Each landing"). Marks the
-    rows whose table changed in ``touched``.
+    """Land the move in flight of player pl[j] in row R[j] (time model, "Each landing").
+
+    Marks the rows whose table changed in ``touched``.
 
     Returns (ended (R,) bool: the landing ended the round or slapped, so the other move due now is
-    cancelled; emptied = (rows, player), D10 a; slapped = (rows, player, abs pile, action), D11)."""
+    cancelled; emptied = (rows, player), D10 a; slapped = (rows, player, abs pile, action), D11).
+    """
     f2 = R * P + pl
     fa, fc = st.fl_action.reshape(-1), st.fl_card.reshape(-1)
     a = fa[f2].astype(np.intp)
@@ -1087,8 +1169,11 @@ def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev)
 
 
 def _pop_stock(st: CoreState, f5: np.ndarray) -> np.ndarray:
-    """Remove the top card of the places at flat (B * P * S) indices f5; with auto_flip the new top
-    turns face up (D5). Returns the new heights."""
+    """Remove the top card of some stock places; returns their new heights.
+
+    Remove the top card of the places at flat (B * P * S) indices f5; with auto_flip the new top
+    turns face up (D5). Returns the new heights.
+    """
     hf = st.height.reshape(-1)
     h = hf[f5] - 1
     hf[f5] = h
@@ -1104,8 +1189,11 @@ def _pop_stock(st: CoreState, f5: np.ndarray) -> np.ndarray:
 
 
 def _slap(st: CoreState, R, pl, pile, action, ev) -> np.ndarray:
-    """D11: the first slap to land takes the slapped pile, the other player the other pile; then
-    the re-deal (D13) and the next round start."""
+    """D11: the slap that lands first, then the re-deal and the next round.
+
+    D11: the first slap to land takes the slapped pile, the other player the other pile; then the
+    re-deal (D13) and the next round start.
+    """
     if ev is not None:
         ev.add(R, rules.EV_SLAP, pl, st.clock[R], action, -1, pile)
     _cancel(st, R)
@@ -1118,7 +1206,7 @@ def _slap(st: CoreState, R, pl, pile, action, ev) -> np.ndarray:
     return R
 
 
-# --- views -----------------------------------------------------------------------------------------
+# --- views ---------------------------------------------------------------------------------------
 def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
     """Egocentric observations, layout rules.OBSERVATION: (B, P, D) float32, every entry in [0, 1].
 
@@ -1147,8 +1235,11 @@ def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
 
 
 def _stall_timer(cfg: SpitConfig, clock: np.ndarray, last_move: np.ndarray) -> np.ndarray:
-    """The ``stall_timer`` observation: ms since a card last moved / stall_timeout_ms, clipped to 1
-    (D17); 0 with the timeout off."""
+    """The ``stall_timer`` observation field (D17).
+
+    The ``stall_timer`` observation: ms since a card last moved / stall_timeout_ms, clipped to 1
+    (D17); 0 with the timeout off.
+    """
     if cfg.stall_timeout_ms is None:
         return np.zeros(clock.shape)
     return np.minimum((clock - last_move) / cfg.stall_timeout_ms, 1.0)
@@ -1161,7 +1252,9 @@ def _player_block() -> tuple[int, int, int]:
     assert sum(f.size for f in selfs) == width, "self_ fields must be contiguous"
     for f in opps:
         g = rules.OBS["self_" + f.name[4:]]
-        assert f.start - opps[0].start == g.start - start and f.size == g.size, "opp_ layout != self_"
+        assert f.start - opps[0].start == g.start - start and f.size == g.size, (
+            "opp_ layout != self_"
+        )
     assert opps[0].start == start + width, "the opp_ block must follow the self_ block"
     return start, opps[0].start, width
 

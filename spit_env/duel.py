@@ -87,16 +87,21 @@ class Duel:
         self.learner_seat, self.reward, self.episode = learner_seat, reward, episode
         self.states: list = []
         self.set_opponent(opponent)
-        # Events cost time in the core; ask for them only when a reward or the episode end needs them.
-        self.need_events = bool(events) or reward == "round" or episode == "round" or self.shaping != 0.0
+        # Events cost time in the core: ask for them only when a reward or the episode end needs
+        # them.
+        self.need_events = (
+            bool(events) or reward == "round" or episode == "round" or self.shaping != 0.0
+        )
         self.seat = np.zeros(self.batch_size, np.int64)
         self.owner = np.zeros(self.batch_size, np.int64)
         self._idx = np.arange(self.batch_size)
 
     def set_opponent(self, opponent) -> None:
-        """Replace the opponent (a Policy, name or profile). The policy decides from the next
-        epoch on; a profile's latency is part of the games' config, so it applies from the next
-        :meth:`start` (running games keep the config they were dealt with).
+        """Replace the opponent (a Policy, name or profile).
+
+        The policy decides from the next epoch on; a profile's latency is part of the games' config,
+        so it applies from the next :meth:`start` (running games keep the config they were dealt
+        with).
 
         Raises:
             ValueError: an unknown name or bad profile.
@@ -128,9 +133,12 @@ class Duel:
         return self.states[self.owner[row]].config
 
     def draw_seats(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """(B,) int64: the learner seats for games started in ``rows`` ((B,) bool), the current
-        seats elsewhere: ``learner_seat``, or with "random" one ``rng.integers(0, 2)`` per row
-        in row order."""
+        """The learner seats of games started in ``rows``.
+
+        (B,) int64: the learner seats for games started in ``rows`` ((B,) bool), the current seats
+        elsewhere: ``learner_seat``, or with "random" one ``rng.integers(0, 2)`` per row in row
+        order.
+        """
         seats = self.seat.copy()
         if self.learner_seat == "random":
             seats[rows] = rng.integers(0, 2, size=int(np.count_nonzero(rows)))
@@ -139,25 +147,30 @@ class Duel:
         return seats
 
     def render_names(self, row: int) -> tuple[str, str]:
-        """The two seats' display names in row ``row``, e.g. ("player_0 (learner)", "player_1
-        (opponent)")."""
+        """The two seats' display names in row ``row``: ("player_0 (learner)", ...)."""
         learner = int(self.seat[row])
         return tuple(f"player_{p} ({'learner' if p == learner else 'opponent'})" for p in (0, 1))
 
     # --- the core, seen through the row -> state map ------------------------------------------
     def start(self, seed: int, first_game: int, seats: np.ndarray, deals=None) -> None:
-        """Start every row: row i plays game ``first_game + i`` of ``seed`` with learner seat
-        ``seats[i]``."""
+        """Start every row as a fresh game.
+
+        Row i plays game ``first_game + i`` of ``seed`` with the learner in ``seats[i]``.
+        """
         self.configs, self.state_of_seat = self._next_layout
         self.states = [
-            core.init(cfg, self.batch_size, seed, first_game=first_game, deals=deals) for cfg in self.configs
+            core.init(cfg, self.batch_size, seed, first_game=first_game, deals=deals)
+            for cfg in self.configs
         ]
         self.seat = np.asarray(seats, np.int64).copy()
         self.owner = np.array([self.state_of_seat[int(s)] for s in self.seat], np.int64)
 
     def restart(self, rows: np.ndarray, game_ids: np.ndarray, seats: np.ndarray) -> None:
-        """Re-start the ``rows`` ((B,) bool) as fresh games ``game_ids`` ((B,) int64) with the
-        learner in ``seats`` ((B,) int)."""
+        """Re-start some rows as fresh games.
+
+        Re-start the ``rows`` ((B,) bool) as fresh games ``game_ids`` ((B,) int64) with the learner
+        in ``seats`` ((B,) int).
+        """
         self.seat[rows] = seats[rows]
         self.owner[rows] = [self.state_of_seat[int(s)] for s in self.seat[rows]]
         for k, state in enumerate(self.states):
@@ -172,8 +185,11 @@ class Duel:
         return np.where(sel == 0, per_state[0], per_state[1])
 
     def _at(self, fn, idx: np.ndarray, seats: np.ndarray, width: int, dtype) -> np.ndarray:
-        """(n, width): ``fn(state, rows, seats)`` of seat ``seats[j]`` in row ``idx[j]``, each row
-        asked of the core state it lives in."""
+        """A partial view of the core, asked of the state each row lives in.
+
+        (n, width): ``fn(state, rows, seats)`` of seat ``seats[j]`` in row ``idx[j]``, each row
+        asked of the core state it lives in.
+        """
         if len(self.states) == 1:
             return fn(self.states[0], idx, seats)
         out = np.empty((idx.size, width), dtype)
@@ -193,7 +209,7 @@ class Duel:
         return self._at(core.observe, idx, seats, OBS_DIM, np.float32)
 
     def learner_observe(self, rows=None) -> np.ndarray:
-        """(R, D) float32: the learners' observations in ``rows`` (None: all, (B,) bool or indices)."""
+        """(R, D) float32: the learners' observations in ``rows`` (None: all; bool or indices)."""
         idx = self._idx if rows is None else _indices(rows)
         return self.observe_at(idx, self.seat[idx])
 
@@ -220,8 +236,10 @@ class Duel:
 
     # --- one learner decision -------------------------------------------------------------------
     def play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator):
-        """Apply the learner's ``actions`` ((B,) int) in ``rows`` ((B,) bool) and run each row on
-        while its learner is busy and its episode goes on (the opponent policy draws from ``rng``).
+        """One learner decision in ``rows``.
+
+        Apply the learner's ``actions`` ((B,) int) in ``rows`` ((B,) bool) and run each row on while
+        its learner is busy and its episode goes on (the opponent policy draws from ``rng``).
 
         Returns:
             (learner observations after: (B, D) float32, rewards (B,) float32, terminated (B,)
@@ -270,8 +288,11 @@ class Duel:
         return self.learner_observe(), rewards.astype(np.float32), terminated, truncated, logs
 
     def _step(self, joint, rows):
-        """One core step of ``rows``: (terminated (B,), truncated (B,), the learners' game
-        rewards (B,) float64, EventLogs)."""
+        """One core step of ``rows`` in the state each row lives in.
+
+        One core step of ``rows``: (terminated (B,), truncated (B,), the learners' game rewards (B,)
+        float64, EventLogs).
+        """
         if len(self.states) == 1:
             # rows outside ``rows`` are untouched by the core: no flags, zero rewards
             _, out = core.step(self.states[0], joint, rows=rows, events=self.need_events)
@@ -295,8 +316,11 @@ class Duel:
         return term, trunc, rew[self._idx, self.seat], logs
 
     def _event_rewards(self, logs, rewards) -> np.ndarray:
-        """Add the round and shaping rewards of one core step's events to ``rewards``; return
-        (B,) bool, rows where a round ended."""
+        """Add the round and shaping rewards of one core step's events.
+
+        Add the round and shaping rewards of one core step's events to ``rewards``; return (B,)
+        bool, rows where a round ended.
+        """
         b = self.batch_size
         ended = np.zeros(b, bool)
         for log in logs:

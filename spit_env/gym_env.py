@@ -129,7 +129,9 @@ class SpitGymEnv(gymnasium.Env):
                 ``illegal_action="raise"``) an illegal action.
         """
         if self._obs is None or self._done:
-            raise ValueError("step() called before reset() or after the episode ended; call reset()")
+            raise ValueError(
+                "step() called before reset() or after the episode ended; call reset()"
+            )
         a = check_action(action)
         obs, rew, term, trunc, logs = self._duel.play(np.array([a], np.int64), np.ones(1, bool),
                                                       self._rng)

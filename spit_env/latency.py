@@ -41,7 +41,7 @@ PRESET_MIN_MS = 150
 
 
 def _whole_ms(name: str, value, minimum: int) -> int:
-    """``value`` as whole milliseconds >= ``minimum`` (an integer, or a float without a fraction)."""
+    """``value`` as whole ms >= ``minimum`` (an integer, or a float without a fraction)."""
     ms = check_number(name, value, minimum)
     if ms != int(ms):
         raise ValueError(f"{name} must be a whole number of milliseconds, got {value!r}")
@@ -61,8 +61,10 @@ def _standard_normal_quantiles() -> np.ndarray:
 
 @dataclass(frozen=True)
 class Latency:
-    """A latency model. Build one with :meth:`fixed`, :meth:`normal`, :meth:`lognormal` or
-    :meth:`preset`; all times are integer milliseconds.
+    """A latency model.
+
+    Build one with :meth:`fixed`, :meth:`normal`, :meth:`lognormal` or :meth:`preset`; all times are
+    integer milliseconds.
 
     Attributes:
         kind: "fixed", "normal" or "lognormal".
@@ -101,8 +103,10 @@ class Latency:
 
     @classmethod
     def lognormal(cls, mean_ms: float, std_ms: float, min_ms: int = 1) -> Latency:
-        """Log-normal with the given mean and standard deviation (of the distribution itself, not
-        of its logarithm), rounded to whole ms and floored at ``min_ms``.
+        """Log-normal with the given mean and standard deviation.
+
+        Log-normal with the given mean and standard deviation (of the distribution itself, not of
+        its logarithm), rounded to whole ms and floored at ``min_ms``.
 
         Raises:
             ValueError: a negative or non-finite value, or ``min_ms`` < 1.
@@ -149,7 +153,7 @@ class Latency:
     # --- sampling -------------------------------------------------------------------------------
     @property
     def table(self) -> np.ndarray:
-        """(65536,) int32 quantile table in ms, ascending; entry i is the (i + 0.5)/65536 quantile."""
+        """(65536,) int32 quantile table in ms, ascending: entry i is the (i + 0.5)/65536 one."""
         if self._table is None:
             if self.kind == "fixed":
                 values = np.full(TABLE_SIZE, self.mean_ms)

@@ -11,8 +11,8 @@ Spaces (the same objects on every call):
 * observation: ``Dict({"observation": Box(0, 1, (D,), float32), "action_mask": Box(0, 1, (23,),
   int8)})`` as in PettingZoo's classic games. ``observation`` is egocentric, laid out by
   ``rules.OBSERVATION`` (docs/ENVIRONMENTS.md has the table); ``action_mask`` the legal moves.
-* action: ``Discrete(23)``, the egocentric action ids of ``rules.py`` (WAIT 0, PLAY(s, c) 1 + 2s + c,
-  FILL(s) 11 + s, FLIP(s) 16 + s, SLAP(c) 21 + c).
+* action: ``Discrete(23)``, the egocentric action ids of ``rules.py`` (WAIT 0, PLAY(s, c)
+  1 + 2s + c, FILL(s) 11 + s, FLIP(s) 16 + s, SLAP(c) 21 + c).
 * ``state()``: the two seats' observations concatenated, (2 D,) float32 in [0, 1]
   (``state_space``); it shows both moves in flight even with ``observe_opponent_move`` off.
 
@@ -100,8 +100,13 @@ class SpitParallelEnv(ParallelEnv):
 
     @property
     def core_state(self) -> core.CoreState:
-        """The batch-1 core state of the current game (read it, e.g. for
-        ``testing.check_invariants``; do not change it). ValueError before the first reset."""
+        """The batch-1 core state of the current game (read only).
+
+        For checks such as ``testing.check_invariants``; do not change it.
+
+        Raises:
+            ValueError: before the first reset.
+        """
         self._need_state()
         return self._state
 
@@ -146,7 +151,9 @@ class SpitParallelEnv(ParallelEnv):
             raise ValueError("step() called on a finished game; call reset() first")
         if not isinstance(actions, dict) or set(actions) != set(self.agents):
             got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
-            raise ValueError(f"actions must be a dict with one action for each of {self.agents}, got {got}")
+            raise ValueError(
+                f"actions must be a dict with one action for each of {self.agents}, got {got}"
+            )
         joint = np.zeros((1, 2), dtype=np.int64)
         for seat, agent in enumerate(self.possible_agents):
             try:
@@ -158,7 +165,9 @@ class SpitParallelEnv(ParallelEnv):
         events = out.events.for_row(0)
         term, trunc = bool(out.terminated[0]), bool(out.truncated[0])
         observations = self._observations(live)
-        rewards = {a: float(out.rewards[0, i]) for i, a in enumerate(self.possible_agents) if a in live}
+        rewards = {
+            a: float(out.rewards[0, i]) for i, a in enumerate(self.possible_agents) if a in live
+        }
         terminations = dict.fromkeys(live, term)
         truncations = dict.fromkeys(live, trunc)
         infos = {a: {"events": [dict(e) for e in events]} for a in live}
@@ -211,10 +220,12 @@ class SpitParallelEnv(ParallelEnv):
 
 
 class SpitAECEnv(AECEnv):
-    """The AEC version of :class:`SpitParallelEnv`: player_0 then player_1 choose, and the
-    decision epoch runs when player_1 has chosen (the two moves are still simultaneous in game
-    time). Rewards, terminations, truncations and infos are those of the parallel step; at the
-    end both agents get their dead step (``step(None)``) and leave ``agents``.
+    """The AEC version of :class:`SpitParallelEnv`.
+
+    The AEC version of :class:`SpitParallelEnv`: player_0 then player_1 choose, and the decision
+    epoch runs when player_1 has chosen (the two moves are still simultaneous in game time).
+    Rewards, terminations, truncations and infos are those of the parallel step; at the end both
+    agents get their dead step (``step(None)``) and leave ``agents``.
 
     Auto-reset: none, call ``reset()``. Same arguments and errors as :class:`SpitParallelEnv`.
     """
@@ -233,12 +244,15 @@ class SpitAECEnv(AECEnv):
         self.action_spaces = self._par.action_spaces
 
     def observation_space(self, agent):
+        """The observation space of ``agent`` (the ParallelEnv's)."""
         return self._par.observation_space(agent)
 
     def action_space(self, agent):
+        """The action space of ``agent``: Discrete(23)."""
         return self._par.action_space(agent)
 
     def reset(self, seed=None, options=None):
+        """Start a game (as :meth:`SpitParallelEnv.reset`); player_0 is selected first."""
         self._observations, infos = self._par.reset(seed=seed, options=options)
         self.agents = list(self._par.agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -250,9 +264,11 @@ class SpitAECEnv(AECEnv):
         self.agent_selection = self.agents[0]
 
     def observe(self, agent):
+        """The last observation of ``agent``: {"observation", "action_mask"}."""
         return self._observations[agent]
 
     def state(self):
+        """The global state (as :meth:`SpitParallelEnv.state`)."""
         return self._par.state()
 
     def snapshot(self) -> dict:
@@ -286,13 +302,17 @@ class SpitAECEnv(AECEnv):
         self._deads_step_first()
 
     def render(self):
+        """As :meth:`SpitParallelEnv.render`."""
         return self._par.render()
 
     def close(self):
+        """Nothing to release."""
         self._par.close()
 
 
-def parallel_env(config: SpitConfig | None = None, render_mode: str | None = None) -> SpitParallelEnv:
+def parallel_env(
+    config: SpitConfig | None = None, render_mode: str | None = None
+) -> SpitParallelEnv:
     """A PettingZoo ParallelEnv of one Spit game (see :class:`SpitParallelEnv`)."""
     return SpitParallelEnv(config, render_mode)
 

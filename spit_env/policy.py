@@ -1,4 +1,6 @@
-"""Policies: the one signature every bot, trained model and opponent of the adapters has, a name
+"""Policies: their one signature, the registry of names, and player profiles.
+
+Policies: the one signature every bot, trained model and opponent of the adapters has, a name
 registry, and player profiles ("name@latency").
 
 A **policy** maps a batch of observations to a batch of actions::
@@ -67,7 +69,8 @@ class Policy(Protocol):
 
     def __call__(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray: ...
+    ) -> np.ndarray:
+        """Choose one legal action per row (module docstring)."""
 
 
 class PolicyPluginError(ImportError):
@@ -89,11 +92,15 @@ def register_policy(name: str, factory: Callable[..., Policy], *, overwrite: boo
         ValueError: a bad name, a non-callable factory, or a name already registered.
     """
     if not isinstance(name, str) or not name or "@" in name or name != name.strip():
-        raise ValueError(f"policy name must be a non-empty string without '@' or spaces, got {name!r}")
+        raise ValueError(
+            f"policy name must be a non-empty string without '@' or spaces, got {name!r}"
+        )
     if not callable(factory):
         raise ValueError(f"factory for policy {name!r} must be callable, got {factory!r}")
     if not overwrite and _REGISTRY.get(name, factory) is not factory:
-        raise ValueError(f"policy {name!r} is already registered (pass overwrite=True to replace it)")
+        raise ValueError(
+            f"policy {name!r} is already registered (pass overwrite=True to replace it)"
+        )
     if not overwrite and name not in _REGISTRY and name in _entry_points():
         ep = _entry_points()[name][0]
         raise ValueError(f"policy {name!r} is already registered by the entry point "
@@ -178,7 +185,8 @@ def parse_profile(spec: str) -> tuple[str, Latency | None]:
     name, sep, lat = spec.partition("@")
     if not name or "@" in lat or (sep and not lat):
         raise ValueError(
-            f"profile must be 'name' or 'name@latency' (latency a preset name or whole ms), got {spec!r}"
+            "profile must be 'name' or 'name@latency' (latency a preset name or whole ms), "
+            f"got {spec!r}"
         )
     if not sep:
         return name, None
@@ -217,17 +225,21 @@ def make_policy(spec, **kwargs) -> Policy:
     if callable(spec):
         if kwargs:
             raise ValueError(
-                f"keyword arguments {sorted(kwargs)} are only for a policy given by name, not a callable"
+                f"keyword arguments {sorted(kwargs)} are only for a policy given by name, "
+                "not a callable"
             )
         return spec
     raise ValueError(
-        f"policy must be a callable Policy, a registered name or a 'name@latency' profile, got {spec!r}"
+        "policy must be a callable Policy, a registered name or a 'name@latency' profile, "
+        f"got {spec!r}"
     )
 
 
 def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy, SpitConfig]:
-    """Build the policy of ``spec`` for ``seat`` and the config with that seat's latency replaced
-    by the profile's (unchanged for a callable or a bare name).
+    """The policy of ``spec`` for ``seat``, and the config with its latency.
+
+    Build the policy of ``spec`` for ``seat`` and the config with that seat's latency replaced by
+    the profile's (unchanged for a callable or a bare name).
 
     Raises:
         ValueError: as :func:`make_policy`, or a seat other than 0 / 1.
@@ -256,15 +268,19 @@ def call_policy(
     b = action_masks.shape[0]
     if out.shape != (b,) or out.dtype.kind not in "iu":
         raise ValueError(
-            f"policy {policy!r} must return ({b},) integer actions, got shape {out.shape} dtype {out.dtype}"
+            f"policy {policy!r} must return ({b},) integer actions, got shape {out.shape} "
+            f"dtype {out.dtype}"
         )
     out = out.astype(np.int64)
     if ((out < 0) | (out >= N_ACTIONS)).any() or not action_masks[np.arange(b), out].all():
         bad = np.flatnonzero(
-            (out < 0) | (out >= N_ACTIONS) | ~action_masks[np.arange(b), np.clip(out, 0, N_ACTIONS - 1)]
+            (out < 0)
+            | (out >= N_ACTIONS)
+            | ~action_masks[np.arange(b), np.clip(out, 0, N_ACTIONS - 1)]
         )
         raise ValueError(
-            f"policy {policy!r} returned illegal actions in rows {bad[:10].tolist()}: {out[bad[:10]].tolist()}"
+            f"policy {policy!r} returned illegal actions in rows {bad[:10].tolist()}: "
+            f"{out[bad[:10]].tolist()}"
         )
     return out
 

@@ -1,7 +1,9 @@
-"""The scalar reference game: ONE game of Spit in plain Python (lists and ints), written to be
-read next to docs/RULES.md. It is the test oracle of the batched core (``core.py``): both follow
-the decisions D1-D17 and "The time model, exactly" of docs/RULES.md, and the differential test
-compares them snapshot for snapshot, event for event.
+"""The scalar reference game: one game of Spit in plain Python, the test oracle.
+
+The scalar reference game: ONE game of Spit in plain Python (lists and ints), written to be read
+next to docs/RULES.md. It is the test oracle of the batched core (``core.py``): both follow the
+decisions D1-D17 and "The time model, exactly" of docs/RULES.md, and the differential test compares
+them snapshot for snapshot, event for event.
 
 Layout of the state (all plain Python, see :meth:`ReferenceGame.snapshot`):
 
@@ -48,7 +50,7 @@ class StepResult:
 
 @dataclass
 class Move:
-    """A move in flight (D7): egocentric action id, carried card (-1 unless PLAY/FILL), landing ms."""
+    """A move in flight (D7): egocentric action id, carried card (-1 unless PLAY/FILL), landing."""
 
     action: int
     card: int
@@ -56,8 +58,11 @@ class Move:
 
 
 class RandomSource:
-    """Every random draw of one game, as pure hashes of (seed, game id, purpose, a, b)
-    (``streams.py``), so the batched core can make exactly the same draws."""
+    """Every random draw of one game.
+
+    Every random draw of one game, as pure hashes of (seed, game id, purpose, a, b)
+    (``streams.py``), so the batched core can make exactly the same draws.
+    """
 
     def __init__(self, seed: int, game_id: int):
         self.key = int(streams.game_key(seed, game_id))
@@ -139,6 +144,7 @@ class ReferenceGame:
 
     @property
     def done(self) -> bool:
+        """Whether the game is over."""
         return self._phase == OVER
 
     def free(self, player: int) -> bool:
@@ -163,7 +169,7 @@ class ReferenceGame:
         return self._table_mask(player)
 
     def snapshot(self) -> dict:
-        """The whole public table as plain JSON-serialisable Python; ``core.snapshot`` returns the same."""
+        """The whole public table as plain JSON-serialisable Python (as ``core.snapshot``)."""
         return {
             "clock_ms": self.clock_ms,
             "last_move_ms": self.last_move_ms,
@@ -225,9 +231,12 @@ class ReferenceGame:
                           events, illegal)
 
     def _substitute(self, p: int) -> int:
-        """The move an illegal action of a free player becomes (``illegal_action="wait"``): WAIT,
-        or in the slap phase, where the slap is compulsory (D11), a slap of the smaller centre
-        pile (the player's own when both are equal)."""
+        """The move an illegal action of a free player becomes.
+
+        The move an illegal action of a free player becomes (``illegal_action="wait"``): WAIT, or in
+        the slap phase, where the slap is compulsory (D11), a slap of the smaller centre pile (the
+        player's own when both are equal).
+        """
         if self._phase != SLAP:
             return rules.WAIT
         smaller_is_opp = len(self.centre[1 - p]) < len(self.centre[p])
@@ -322,8 +331,11 @@ class ReferenceGame:
 
     # --- stall, round end, re-deal --------------------------------------------------------------
     def _settle(self, events: list[dict]) -> None:
-        """D9 stall check (with the D17 timeout), repeated until the table is not stalled (or the
-        round ends, D10 b)."""
+        """The D9 stall check (with the D17 timeout).
+
+        D9 stall check (with the D17 timeout), repeated until the table is not stalled (or the round
+        ends, D10 b).
+        """
         while self._phase == PLAY:
             no_moves = self._stalled()
             if not (no_moves or self._timed_out()):
@@ -347,14 +359,20 @@ class ReferenceGame:
                 self._end_round(first, rules.ROUND_END_STALL_OUT, events)
 
     def _timed_out(self) -> bool:
-        """D17: no card has moved for ``stall_timeout_ms`` (never right after a card moved, as
-        the timeout is at least 1 ms)."""
+        """D17: no card has moved for ``stall_timeout_ms``.
+
+        D17: no card has moved for ``stall_timeout_ms`` (never right after a card moved, as the
+        timeout is at least 1 ms).
+        """
         timeout = self.config.stall_timeout_ms
         return timeout is not None and self.clock_ms >= self.last_move_ms + timeout
 
     def _stalled(self) -> bool:
-        """D9: no player has a legal play, a legal fill (D6) or a pending flip (D5),
-        whatever moves are in flight."""
+        """D9: no player has a table move.
+
+        D9: no player has a legal play, a legal fill (D6) or a pending flip (D5), whatever moves are
+        in flight.
+        """
         for p in PLAYERS:
             mask = self._table_mask(p)
             if any(mask[rules.PLAY_BASE:rules.SLAP_BASE]):
@@ -369,8 +387,11 @@ class ReferenceGame:
         events.append(_event("spit", p, self.clock_ms, -1, card, p, why))
 
     def _end_round(self, first: int, cause: int, events: list[dict]) -> None:
-        """Round end pipeline (docs/RULES.md). ``first``: the player that emptied its stocks /
-        counts as first (D12), -1 for a two-pile stall-out."""
+        """Round end pipeline (docs/RULES.md).
+
+        ``first``: the player that emptied its stocks / counts as first (D12), -1 for a two-pile
+        stall-out.
+        """
         self.in_flight = [None, None]
         self.round += 1
         events.append(_event("round_end", first, self.clock_ms, value=cause))
@@ -417,7 +438,8 @@ class ReferenceGame:
 
         A player that took nothing in a one-pile round with no spit cards left lays out no card:
         its five places are empty from the start, so the round ends at once (D10 a) and, as the
-        player without spit cards, it wins (D12, D14)."""
+        player without spit cards, it wins (D12, D14).
+        """
         for p in PLAYERS:
             places, spit = rules.layout(packs[p])
             self.stocks[p] = [[[c, i == len(pl) - 1] for i, c in enumerate(pl)] for pl in places]

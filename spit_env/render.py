@@ -1,4 +1,6 @@
-"""Text rendering of a table: a pure function of a snapshot dict (see ``snapshot()`` of the
+"""Text rendering of a table, a pure function of a snapshot.
+
+Text rendering of a table: a pure function of a snapshot dict (see ``snapshot()`` of the
 environments), so that rendering never reads an engine's private fields.
 
 The view is a spectator's: it shows everything public and nothing hidden. Face-up stock tops are
@@ -64,7 +66,8 @@ def _player_lines(snap: dict, p: int, names) -> list[str]:
         carried = f" carrying {card_name(move['card'])}" if move["card"] >= 0 else ""
         wait = move["lands_ms"] - snap["clock_ms"]
         lines.append(
-            f"  hand    {ACTION_NAMES[move['action']]}{carried}, lands at {move['lands_ms']:,} ms (+{wait} ms)"
+            f"  hand    {ACTION_NAMES[move['action']]}{carried}, lands at {move['lands_ms']:,} ms "
+            f"(+{wait} ms)"
         )
     return lines
 
@@ -88,10 +91,19 @@ def render_text(snapshot: dict, names=("player_0", "player_1")) -> str:
         centre = snapshot["centre"]
         piles = "    ".join(
             f"pile {c} ({names[c]}): "
-            + (f"top {card_name(centre[c][-1])}, {_cards(len(centre[c]))}" if centre[c] else "empty")
+            + (
+                f"top {card_name(centre[c][-1])}, {_cards(len(centre[c]))}"
+                if centre[c]
+                else "empty"
+            )
             for c in range(2)
         )
-        lines = [header, *_player_lines(snapshot, 1, names), f"centre  {piles}", *_player_lines(snapshot, 0, names)]
+        lines = [
+            header,
+            *_player_lines(snapshot, 1, names),
+            f"centre  {piles}",
+            *_player_lines(snapshot, 0, names),
+        ]
         if phase == "over":
             if snapshot["truncated"]:
                 lines.append("game over: truncated (a draw)")
@@ -116,8 +128,11 @@ def check_render_mode(render_mode) -> None:
 
 
 def render(snapshot: dict, names: tuple[str, str], render_mode: str | None):
-    """What an environment's ``render()`` returns for ``render_mode``: the text for "ansi",
-    None after printing it for "human", None for None."""
+    """What an environment's ``render()`` returns for ``render_mode``.
+
+    What an environment's ``render()`` returns for ``render_mode``: the text for "ansi", None after
+    printing it for "human", None for None.
+    """
     if render_mode is None:
         return None
     text = render_text(snapshot, names)

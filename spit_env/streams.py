@@ -1,5 +1,7 @@
-"""Counter-based random streams: every random draw of a game is a pure hash of (game key,
-purpose, a, b), computed in batch on uint64 arrays.
+"""Counter-based random streams: every draw a pure hash, computed in batch.
+
+Counter-based random streams: every random draw of a game is a pure hash of (game key, purpose, a,
+b), computed in batch on uint64 arrays.
 
 Why a hash and not a ``numpy.random.Generator`` per game: B games can then draw in one array
 operation, the reference game (one game, plain Python) can be fed exactly the same draws, and a
@@ -62,8 +64,10 @@ def _u64(values) -> np.ndarray:
 
 
 def game_key(seed, game_id) -> np.ndarray:
-    """The uint64 key of game ``game_id`` under ``seed``; broadcasts. Game g of seed s is the same
-    game whatever batch it is played in."""
+    """The uint64 key of game ``game_id`` under ``seed``; broadcasts.
+
+    Game g of seed s is the same game whatever batch it is played in.
+    """
     with np.errstate(over="ignore"):
         return mix64(mix64(_u64(seed) + _GOLDEN) ^ (_u64(game_id) * _GOLDEN + _U64(1)))
 

@@ -1,5 +1,7 @@
-"""Shared checks for every environment of the package (the core and its adapters), importable with
-no test dependency: each raises AssertionError with a message naming the row (game) at fault.
+"""Shared checks for every environment of the package.
+
+Shared checks for every environment of the package (the core and its adapters), importable with no
+test dependency: each raises AssertionError with a message naming the row (game) at fault.
 
     check_invariants(state, out=None, prev_mask=None, actions=None)
     check_environments(config=None, *, opponent=None, ...)   # every API checker, for users' CI
@@ -24,7 +26,9 @@ def _first(bad: np.ndarray) -> int:
 
 
 def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
-    """Check the invariants of a batched core state (spit_env.core.CoreState), optionally with the
+    """Check the invariants of a batched core state.
+
+    Check the invariants of a batched core state (spit_env.core.CoreState), optionally with the
     StepOutput of the step that produced it and the mask / actions that step was given.
 
     Checked, per row:
@@ -50,13 +54,16 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
     # --- cards conserved (D2, D3) ------------------------------------------------------------
     h = st.height.astype(np.int64)
     if (h < 0).any() or (h > rules.MAX_STOCK_HEIGHT).any():
-        _fail(_first((h < 0) | (h > rules.MAX_STOCK_HEIGHT)), f"stock height out of 0..5: {h[_first((h < 0) | (h > 5))].tolist()}")
+        _fail(
+            _first((h < 0) | (h > rules.MAX_STOCK_HEIGHT)),
+            f"stock height out of 0..5: {h[_first((h < 0) | (h > 5))].tolist()}",
+        )
     level = np.arange(rules.MAX_STOCK_HEIGHT)
     in_stock = level[None, None, None, :] < h[..., None]
     if ((st.stock >= 0) != in_stock).any():
         _fail(_first((st.stock >= 0) != in_stock), "stock cards do not match the place heights")
-    held = np.concatenate([st.stock.reshape(B, -1), st.spit.reshape(B, -1), st.centre.reshape(B, -1)],
-                          axis=1).astype(np.int64) + 1  # 0: no card
+    held = np.concatenate([st.stock.reshape(B, -1), st.spit.reshape(B, -1),
+                           st.centre.reshape(B, -1)], axis=1).astype(np.int64) + 1  # 0: no card
     width = rules.N_CARDS + 1
     counts = np.bincount((held + width * np.arange(B)[:, None]).reshape(-1),
                          minlength=B * width).reshape(B, width)
@@ -79,7 +86,9 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
         _fail(_first(top != st.top), "cached stock tops disagree with the stocks")
     if (st.face_up & (h == 0)).any():
         _fail(_first(st.face_up & (h == 0)), "an empty stock place is marked face up")
-    ctop = np.take_along_axis(st.centre, np.maximum(st.centre_n.astype(np.int64) - 1, 0)[..., None], axis=2)[..., 0]
+    ctop = np.take_along_axis(
+        st.centre, np.maximum(st.centre_n.astype(np.int64) - 1, 0)[..., None], axis=2
+    )[..., 0]
     ctop = np.where(st.centre_n > 0, ctop, -1)
     if (ctop != st.centre_top).any():
         _fail(_first(ctop != st.centre_top), "cached centre tops disagree with the centre piles")
@@ -91,8 +100,11 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
     over = st.phase == rules.PHASE_OVER
     ended = st.terminated | st.truncated
     if (over != ended).any():
-        _fail(_first(over != ended), f"phase over ({over[_first(over != ended)]}) but terminated|truncated "
-              f"= {ended[_first(over != ended)]}")
+        _fail(
+            _first(over != ended),
+            f"phase over ({over[_first(over != ended)]}) but terminated|truncated "
+            f"= {ended[_first(over != ended)]}",
+        )
     if ((st.winner >= 0) & ~st.terminated).any():
         _fail(_first((st.winner >= 0) & ~st.terminated), "a winner without termination")
 
@@ -125,14 +137,20 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
         if r.shape != (B, rules.N_PLAYERS):
             raise AssertionError(f"rewards must be ({B}, 2), got {r.shape}")
         if (np.abs(r.sum(axis=1)) > 1e-6).any():
-            _fail(_first(np.abs(r.sum(axis=1)) > 1e-6), f"rewards not zero-sum: {r[_first(np.abs(r.sum(axis=1)) > 1e-6)]}")
+            _fail(
+                _first(np.abs(r.sum(axis=1)) > 1e-6),
+                f"rewards not zero-sum: {r[_first(np.abs(r.sum(axis=1)) > 1e-6)]}",
+            )
         if (~np.isin(r, (-1.0, 0.0, 1.0))).any():
             _fail(_first(~np.isin(r, (-1.0, 0.0, 1.0))), "rewards outside {-1, 0, 1}")
         term, trunc = np.asarray(out.terminated), np.asarray(out.truncated)
         if (term & trunc).any():
             _fail(_first(term & trunc), "out.terminated and out.truncated both set")
         if ((term | trunc) & ~over).any():
-            _fail(_first((term | trunc) & ~over), "the step reports a game end but the game is not over")
+            _fail(
+                _first((term | trunc) & ~over),
+                "the step reports a game end but the game is not over",
+            )
         if ((r != 0).any(axis=1) & ~term).any():
             _fail(_first((r != 0).any(axis=1) & ~term), "non-zero rewards without termination")
         if prev_mask is not None and actions is not None:
@@ -148,7 +166,8 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
 # on its hard-coded list of PettingZoo's own classic games: those two messages are not faults.
 _PETTINGZOO_NAME_LIST_WARNINGS = (
     "Observation is not a NumPy array",
-    "Observation space for each agent probably should be gymnasium.spaces.box or gymnasium.spaces.discrete",
+    "Observation space for each agent probably should be gymnasium.spaces.box or "
+    "gymnasium.spaces.discrete",
 )
 
 
@@ -174,8 +193,10 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
             the PettingZoo tests to see an end; use a smaller ``max_game_ms`` to ensure it.
         opponent: the Gymnasium / VecEnv opponent (Policy, name or profile); None: a uniform
             random legal policy (``policy.uniform_legal``, no bot plug-in needed).
-        num_cycles: PettingZoo api tests' cycles. seed: the games' seed.
-        num_envs, vec_steps: size of the SpitVecEnv run.
+        num_cycles: PettingZoo api tests' cycles.
+        seed: the games' seed.
+        num_envs: games of the SpitVecEnv run.
+        vec_steps: steps of the SpitVecEnv run.
 
     Raises:
         AssertionError (or a warning turned error) naming the first failed check; ValueError
@@ -204,7 +225,9 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
             api_test(env(config), num_cycles=num_cycles)
             seed_test(lambda: env(config), num_cycles=min(num_cycles, 300))
         gym_check_env(SpitGymEnv(opponent=opponent, config=config), skip_render_check=True)
-        sb3_check_env(SpitGymEnv(opponent=opponent, config=config), warn=True, skip_render_check=True)
+        sb3_check_env(
+            SpitGymEnv(opponent=opponent, config=config), warn=True, skip_render_check=True
+        )
         _check_parallel_game(parallel_env(config), seed, num_cycles)
         _check_vec_run(SpitVecEnv(num_envs, opponent=opponent, config=config, seed=seed), vec_steps)
 
@@ -229,10 +252,14 @@ def _check_parallel_game(par, seed: int, max_steps: int) -> None:
         assert sum(rewards.values()) == 0.0, f"rewards not zero-sum: {rewards}"
         term, trunc = terms["player_0"], truncs["player_0"]
         assert not (term and trunc), "terminated and truncated together"
-        assert set(terms.values()) == {term} and set(truncs.values()) == {trunc}, "agents ended apart"
+        assert set(terms.values()) == {term} and set(truncs.values()) == {trunc}, (
+            "agents ended apart"
+        )
         assert par.agents == ([] if term or trunc else before)
         for agent in before:
-            assert par.observation_space(agent).contains(obs[agent]), f"{agent}'s observation outside its space"
+            assert par.observation_space(agent).contains(obs[agent]), (
+                f"{agent}'s observation outside its space"
+            )
 
 
 def _check_vec_run(venv, steps: int) -> None:
@@ -240,7 +267,10 @@ def _check_vec_run(venv, steps: int) -> None:
     obs = venv.reset()
     busy = rules.OBS["self_busy"].start
     for _ in range(steps):
-        assert venv.observation_space.contains(obs[0]) and obs.shape == (venv.num_envs, rules.OBS_DIM)
+        assert venv.observation_space.contains(obs[0]) and obs.shape == (
+            venv.num_envs,
+            rules.OBS_DIM,
+        )
         assert (obs[:, busy] == 0.0).all(), "the learner is busy after a VecEnv step"
         masks = venv.action_masks()
         full = venv.duel.masks()[np.arange(venv.num_envs), venv.duel.seat]

@@ -94,8 +94,11 @@ class SpitVecEnv(VecEnv):
     # --- options --------------------------------------------------------------------------------
     @property
     def config(self) -> SpitConfig:
-        """The games' config (with an opponent profile's latency applied; with
-        learner_seat="random" and such a profile, the config of the learner-in-seat-0 games)."""
+        """The games' config (with an opponent profile's latency applied).
+
+        The games' config (with an opponent profile's latency applied; with learner_seat="random"
+        and such a profile, the config of the learner-in-seat-0 games).
+        """
         return self._duel.config
 
     @property
@@ -114,9 +117,10 @@ class SpitVecEnv(VecEnv):
         return self._duel.seat.copy()
 
     def set_opponent(self, opponent) -> None:
-        """Replace the opponent (a Policy, name or profile), e.g. for self-play. The policy acts
-        from the next step on; a profile's latency applies to games started from then on (so a
-        latency change takes effect at the next ``reset()``).
+        """Replace the opponent (a Policy, name or profile), e.g. for self-play.
+
+        The policy acts from the next step on; a profile's latency applies to games started from
+        then on (so a latency change takes effect at the next ``reset()``).
 
         Raises:
             ValueError: an unknown name or bad profile.
@@ -124,8 +128,10 @@ class SpitVecEnv(VecEnv):
         self._duel.set_opponent(opponent)
 
     def seed(self, seed: int | None = None) -> list[int]:
-        """Set the seed used by the next ``reset()`` (which restarts from game 0 of it). None
-        draws a seed from the operating system. Returns [seed] * num_envs."""
+        """Set the seed used by the next ``reset()`` (which restarts from game 0 of it).
+
+        None draws a seed from the operating system. Returns [seed] * num_envs.
+        """
         seed = os_seed() if seed is None else check_seed(seed)
         self._next_seed = seed
         return [seed] * self.num_envs
@@ -138,7 +144,9 @@ class SpitVecEnv(VecEnv):
             self._seed, self._next_game = self._next_seed, 0
             self._rng = np.random.default_rng(self._seed)
             self._next_seed = None
-        self._duel.start(self._seed, self._next_game, self._duel.draw_seats(np.ones(b, bool), self._rng))
+        self._duel.start(
+            self._seed, self._next_game, self._duel.draw_seats(np.ones(b, bool), self._rng)
+        )
         self._next_game += b
         self._obs = self._duel.learner_observe()
         self.reset_infos = [{} for _ in range(b)]
@@ -187,7 +195,9 @@ class SpitVecEnv(VecEnv):
         return self._obs.copy(), rewards.astype(np.float32), dones, infos
 
     def _advance(self, actions: np.ndarray, rows: np.ndarray, infos: list[dict]):
-        """One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset of the rows
+        """One learner decision in ``rows``, with the same-step auto-reset.
+
+        One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset of the rows
         whose episode ends (their ``infos`` get ``terminal_observation`` and, on truncation only,
         ``TimeLimit.truncated``). Updates ``self._obs``.
 
@@ -227,13 +237,19 @@ class SpitVecEnv(VecEnv):
         return f"[env {i}]\n" + render_text(self.snapshot(i), self._duel.render_names(i))
 
     def render(self, mode: str | None = None):
-        """"ansi": every row's table as text; "human": print it. Other modes, or a mode other
-        than the constructor's render_mode: ValueError."""
+        """Render every row's table ("ansi": as text; "human": printed).
+
+        "ansi": every row's table as text; "human": print it. Other modes, or a mode other than the
+        constructor's render_mode: ValueError.
+        """
         mode = mode or self.render_mode
         if mode is None:
             return None
         if mode != self.render_mode:
-            raise ValueError(f"render mode must be the constructor's render_mode {self.render_mode!r}, got {mode!r}")
+            raise ValueError(
+                f"render mode must be the constructor's render_mode {self.render_mode!r}, "
+                f"got {mode!r}"
+            )
         if self._obs is None:
             return None
         text = "\n\n".join(self._render_row(i) for i in range(self.num_envs))
@@ -260,19 +276,24 @@ class SpitVecEnv(VecEnv):
         return out
 
     def get_attr(self, attr_name: str, indices=None) -> list:
+        """This object's attribute, once per index (the rows share one object)."""
         idx = self._indices(indices)
         value = getattr(self, attr_name)
         return [value for _ in idx]
 
     def set_attr(self, attr_name: str, value, indices=None) -> None:
+        """Set an attribute of this object; ``indices`` must address every row."""
         if sorted(set(self._indices(indices))) != list(range(self.num_envs)):
-            raise ValueError("set_attr must address all envs of a SpitVecEnv (they share one object)")
+            raise ValueError(
+                "set_attr must address all envs of a SpitVecEnv (they share one object)"
+            )
         if attr_name == "opponent":
             self.set_opponent(value)
         else:
             setattr(self, attr_name, value)
 
     def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
+        """Call a method: the per-row ones row by row, any other once (module docstring)."""
         idx = self._indices(indices)
         if method_name == "action_masks":
             masks = self.action_masks()
@@ -290,4 +311,5 @@ class SpitVecEnv(VecEnv):
         return [result for _ in idx]
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        """False per index: no row is a gymnasium env that a wrapper could wrap."""
         return [False for _ in self._indices(indices)]
