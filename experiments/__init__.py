@@ -3,4 +3,8 @@
     python -m experiments.train_ppo     train MaskablePPO against bots
     python -m experiments.tournament    bot / model tournaments
     python -m experiments.benchmark     throughput of the batched core, the reference and the envs
+
+The PPO script's pieces are modules beside it: ``ppo_envs`` (the training VecEnv stack),
+``ppo_schedule`` (curriculum, self-play pool, evaluations during training), ``ppo_eval``
+(evaluation and reports) and ``ppo_warm_start`` (behaviour cloning).
 """

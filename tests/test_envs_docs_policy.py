@@ -65,7 +65,7 @@ def test_each_module_docstring_states_its_auto_reset_mode():
 
 
 def test_policy_registry_and_profiles():
-    assert {"random", "greedy"} <= set(registered_policies())  # the agents plug-in, lazily
+    assert {"random", "greedy"} <= set(registered_policies())  # entry points, not yet imported
     name, latency = parse_profile("greedy@expert")
     assert (name, latency) == ("greedy", Latency.preset("expert"))
     assert parse_profile("greedy@250") == ("greedy", Latency.fixed(250))
