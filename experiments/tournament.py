@@ -548,7 +548,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
     for spec in players + ([args.latency_study] if args.latency_study else []):
         try:
             Player.parse(spec).build(Latency.preset("club"))
-        except (ValueError, OSError) as err:
+        except (ValueError, OSError, ImportError) as err:  # ImportError: a broken bot plug-in
             p.error(f"--players / --latency-study: {spec!r}: {err}")
     if not args.no_tournament and len(set(players)) < 2:
         p.error(f"--players needs at least 2 distinct players, got {players}")

@@ -101,8 +101,9 @@ def register_policy(name: str, factory: Callable[..., Policy], *, overwrite: boo
         raise ValueError(
             f"policy {name!r} is already registered (pass overwrite=True to replace it)"
         )
-    if not overwrite and name not in _REGISTRY and name in _entry_points():
-        ep = _entry_points()[name][0]
+    declared = {} if overwrite or name in _REGISTRY else _entry_points()
+    if name in declared:
+        ep = declared[name][0]
         raise ValueError(f"policy {name!r} is already registered by the entry point "
                          f"'{ep.name} = {ep.value}' (pass overwrite=True to replace it)")
     _REGISTRY[name] = factory
@@ -116,19 +117,17 @@ def registered_policies() -> list[str]:
     return sorted(set(_REGISTRY) | set(_entry_points()))
 
 
-_ENTRY_POINTS: dict[str, list[importlib.metadata.EntryPoint]] | None = None
-
-
 def _entry_points() -> dict[str, list[importlib.metadata.EntryPoint]]:
-    """The entry points of :data:`ENTRY_POINT_GROUP` by name (read once per process)."""
-    global _ENTRY_POINTS
-    if _ENTRY_POINTS is None:
-        found: dict[str, list[importlib.metadata.EntryPoint]] = {}
-        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-            if all(ep.value != other.value for other in found.get(ep.name, [])):
-                found.setdefault(ep.name, []).append(ep)
-        _ENTRY_POINTS = found
-    return _ENTRY_POINTS
+    """The installed entry points of :data:`ENTRY_POINT_GROUP` by name, distinct values only.
+
+    Read afresh at each call (a name that loads is then kept in the registry, so this runs once
+    per name, not per policy built).
+    """
+    found: dict[str, list[importlib.metadata.EntryPoint]] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if all(ep.value != other.value for other in found.get(ep.name, [])):
+            found.setdefault(ep.name, []).append(ep)
+    return found
 
 
 def _describe(ep: importlib.metadata.EntryPoint) -> str:
@@ -137,15 +136,14 @@ def _describe(ep: importlib.metadata.EntryPoint) -> str:
     return f"the entry point '{ep.name} = {ep.value}'{where} (group {ENTRY_POINT_GROUP!r})"
 
 
-def _load_entry_point(name: str) -> Callable[..., Policy]:
-    """Import the factory that the entry point ``name`` declares and register it.
+def _load_entry_point(name: str, eps: list) -> Callable[..., Policy]:
+    """Import the factory that the entry points ``eps`` of ``name`` declare and register it.
 
     Raises:
         PolicyPluginError: two distributions declare the name differently, its module does not
             import (missing, broken or shadowed by another package of the same name), or the
             object it names is missing or not callable.
     """
-    eps = _entry_points()[name]
     if len(eps) > 1:
         raise PolicyPluginError(
             f"policy {name!r} is declared by more than one entry point: "
@@ -214,8 +212,9 @@ def make_policy(spec, **kwargs) -> Policy:
     if isinstance(spec, str):
         name, _ = parse_profile(spec)
         factory = _REGISTRY.get(name)
-        if factory is None and name in _entry_points():
-            factory = _load_entry_point(name)
+        if factory is None:
+            declared = _entry_points().get(name)
+            factory = None if declared is None else _load_entry_point(name, declared)
         if factory is None:
             raise ValueError(
                 f"unknown policy {name!r}; known policies: {registered_policies()} (registered "

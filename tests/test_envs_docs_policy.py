@@ -189,13 +189,21 @@ def test_spit_env_finds_bots_without_importing_agents_first():
 
 @pytest.fixture
 def fake_entry_points(monkeypatch):
-    """Add entry points to the registry's view of the installed ones: fake(name, value)."""
-    table = {k: list(v) for k, v in policy._entry_points().items()}
-    monkeypatch.setattr(policy, "_ENTRY_POINTS", table)
+    """Installed entry points plus fake ones: fake(name, value) adds one to the group."""
+    real = importlib.metadata.entry_points
+    extra = []
+
+    def entry_points(**selection):
+        found = list(real(**selection))
+        if selection.get("group") == policy.ENTRY_POINT_GROUP:
+            found += extra
+        return found
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
 
     def fake(name, value):
-        ep = importlib.metadata.EntryPoint(name=name, value=value, group=policy.ENTRY_POINT_GROUP)
-        table.setdefault(name, []).append(ep)
+        extra.append(importlib.metadata.EntryPoint(name=name, value=value,
+                                                   group=policy.ENTRY_POINT_GROUP))
 
     return fake
 
