@@ -3,43 +3,23 @@ Playwright. The page loads from a file with no console error, and the table it d
 it is taken to (keys, buttons, the step slider, the timeline) is the recorded snapshot of that step,
 which the core rebuilds.
 
-The browser is started here, headless, opens only a file:// page, and is closed at the end of the
-module. Without Chromium or Playwright the tests skip, saying how to install them; with
-``SPIT_REQUIRE_BROWSER=1`` (set by CI) they fail instead. Screenshots go to ``SPIT_SCREENSHOTS``
-(a folder) if set, else to pytest's temporary folder.
+The browser (tests/browser_helpers.py) is started here, headless, opens only a file:// page and
+fails the test on any other request, and is closed at the end of the module. Without Chromium or
+Playwright the tests skip, saying how to install them; under CI (``SPIT_REQUIRE_BROWSER=1``) they
+fail instead. Screenshots go to ``SPIT_SCREENSHOTS`` (a folder) if set, else to a temporary one.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from browser_helpers import chromium, screenshot_folder
 
 from experiments.replay import play_game
 from spit_env import replay
 from spit_env.replay_html import card_label, moves_of, write_html
-
-INSTALL = ("install Chromium (Debian: apt-get install chromium) and Playwright "
-           "(pip install -e '.[browser]'); .ci/run does both")
-CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-extensions"]
-
-
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("SPIT_CHROMIUM"), "chromium", "chromium-browser"):
-        if candidate and shutil.which(candidate):
-            return shutil.which(candidate)
-    return None
-
-
-def _unavailable(why: str):
-    if os.environ.get("SPIT_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"browser tests required (SPIT_REQUIRE_BROWSER=1) but {why}; {INSTALL}")
-    pytest.skip(f"{why}; {INSTALL}")
 
 
 @pytest.fixture(scope="module")
@@ -54,19 +34,8 @@ def page_file(record, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Playwright is not installed")
-    executable = _chromium()
-    if executable is None:
-        _unavailable("no chromium on PATH")
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as chromium_browser:
+        yield chromium_browser
 
 
 @pytest.fixture
@@ -87,10 +56,7 @@ def page(browser, page_file):
 
 @pytest.fixture(scope="session")
 def shots(tmp_path_factory) -> Path:
-    folder = os.environ.get("SPIT_SCREENSHOTS")
-    path = Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return screenshot_folder(tmp_path_factory)
 
 
 # --- reading the table off the page -------------------------------------------------------------

@@ -20,15 +20,21 @@
   const ICON_PLAY = icon("M7 4v16l13-8z");
   const ICON_PAUSE = icon("M6 4h4.5v16H6zM13.5 4H18v16h-4.5z");
 
-  const S = { frame: -1, t: 0, playing: false, speed: 3, hidden: false, lastWall: null };
+  const S = { frame: -1, t: 0, playing: false, speed: 3, hidden: false, lastWall: null, moveKeys: ["", ""] };
 
   // --- data derived once -------------------------------------------------------------------------
-  const MOVES = [[], []];
-  const IN_FLIGHT = new Map(); // "player:lands_ms" -> move, for the hand panels
-  VIEW.moves.forEach((m) => {
-    MOVES[m.player].push(m);
-    if (m.lands_ms !== undefined) IN_FLIGHT.set(m.player + ":" + m.lands_ms, m);
-  });
+  const MOVES = [[], []]; // per player, in decision order (one hand: they never overlap)
+  VIEW.moves.forEach((m) => MOVES[m.player].push(m));
+  function moveAt(p, t) { // the move of player p decided at or before t and not landed by t
+    const ms = MOVES[p];
+    let lo = 0, hi = ms.length - 1, found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (ms[mid].start_ms <= t) { found = mid; lo = mid + 1; } else hi = mid - 1;
+    }
+    const m = found >= 0 ? ms[found] : null;
+    return m && (m.end_ms > t || m.outcome === "in_flight") ? m : null;
+  }
   const MARKS_AT = new Map(); // frame index -> marks seen first there
   VIEW.marks.forEach((m) => {
     if (!MARKS_AT.has(m.step)) MARKS_AT.set(m.step, []);
@@ -88,9 +94,8 @@
     const box = $("places" + p);
     box.textContent = "";
     const gap = GAP(), h = CARD_H();
-    const fl = snap.in_flight[p];
-    const leaving = fl && VIEW.actions[fl.action].stock >= 0 && KINDS[VIEW.actions[fl.action].kind] !== "flip"
-      ? VIEW.actions[fl.action].stock : -1;
+    const m = moveAt(p, S.t);
+    const leaving = m && (m.kind === "play" || m.kind === "fill") ? m.stock : -1;
     snap.stocks[p].forEach((place, s) => {
       const el = document.createElement("div");
       el.className = "place" + (place.length ? "" : " empty") + (s === leaving ? " leaving" : "");
@@ -160,40 +165,41 @@
   }
 
   function renderHand(p, snap) {
+    // the move in flight at the time shown: from the moves (a decision made at this very clock is
+    // in the next snapshot only), with its decision and landing times
     const el = $("hand" + p);
-    const fl = snap.in_flight[p];
-    if (!fl) {
+    const m = moveAt(p, S.t);
+    if (!m) {
       el.className = "hand";
       el.innerHTML = snap.phase === "over" ? "" : '<span class="free">hand free</span>';
       return;
     }
-    const kind = KINDS[VIEW.actions[fl.action].kind];
-    const move = IN_FLIGHT.get(p + ":" + fl.lands_ms);
-    const start = move ? move.start_ms : snap.clock_ms;
-    const frac = Math.min(1, Math.max(0, (S.t - start) / Math.max(1, fl.lands_ms - start)));
-    const left = Math.max(0, fl.lands_ms - S.t);
-    el.className = "hand" + (kind === "wait" ? " waiting" : "");
+    const lands = m.lands_ms !== undefined ? m.lands_ms : m.end_ms;
+    const frac = Math.min(1, Math.max(0, (S.t - m.start_ms) / Math.max(1, lands - m.start_ms)));
+    el.className = "hand" + (m.kind === "wait" ? " waiting" : "");
     el.textContent = "";
-    if (fl.card >= 0) el.appendChild(cardEl(fl.card, true, "small"));
+    if (m.card >= 0) el.appendChild(cardEl(m.card, true, "small"));
     else {
       const ghost = document.createElement("div");
       ghost.className = "ghost";
-      ghost.textContent = kind === "wait" ? "\u231b" : kind === "slap" ? "\u270b" : "\u21bb";
+      ghost.textContent = m.kind === "wait" ? "\u2026" : m.kind === "slap" ? "SLAP" : "FLIP";
       el.appendChild(ghost);
     }
     const text = document.createElement("div");
     text.className = "move-text";
-    text.innerHTML = '<div class="what">' + esc(moveText(p, fl.action, fl.card)) + "</div>" +
-      '<div class="when">decided ' + fmtClock(start) + ", lands " + fmtClock(fl.lands_ms) +
-      " (in " + fmtMs(left) + ")</div>" + '<div class="bar"><i style="width:' + (frac * 100).toFixed(1) + '%"></i></div>';
+    text.innerHTML = '<div class="what">' + esc(moveText(p, m.action, m.card)) + "</div>" +
+      '<div class="when">decided ' + fmtClock(m.start_ms) + ", lands " + fmtClock(lands) +
+      " (in " + fmtMs(Math.max(0, lands - S.t)) + ")</div>" +
+      '<div class="bar"><i style="width:' + (frac * 100).toFixed(1) + '%"></i></div>';
     el.appendChild(text);
   }
 
-  function renderTargets(snap) {
+  function renderTargets() {
     const targets = [[], []];
-    snap.in_flight.forEach((fl, p) => {
-      if (fl && KINDS[VIEW.actions[fl.action].kind] === "play") targets[absPile(p, fl.action)].push(p);
-    });
+    for (let p = 0; p < 2; p++) {
+      const m = moveAt(p, S.t);
+      if (m && m.kind === "play") targets[m.pile].push(p);
+    }
     for (let c = 0; c < 2; c++) {
       const el = $("pile" + c);
       el.classList.toggle("target-p0", targets[c].includes(0));
@@ -234,7 +240,7 @@
     let best = null;
     for (let f = Math.max(fromFrame + 1, toFrame - 40); f <= toFrame; f++) {
       (MARKS_AT.get(f) || []).forEach((m) => {
-        if (m.clock_ms < S.t - 2500) return; // passed long ago (a jump): not news
+        if (m.clock_ms < S.t - 1500) return; // passed a while ago (a jump): not news
         if (!best || PRIORITY[m.kind] >= PRIORITY[best.kind]) best = m;
       });
     }
@@ -474,16 +480,21 @@
   }
 
   // --- frame changes -----------------------------------------------------------------------------
+  function moveKey(p) {
+    const m = moveAt(p, S.t);
+    return m ? m.start_ms + ":" + m.action : "";
+  }
+
   function renderFrame(prev) {
     const snap = FRAMES[S.frame];
     for (let p = 0; p < 2; p++) {
       renderPlaces(p, snap);
+      S.moveKeys[p] = moveKey(p);
       renderSpit(p, snap);
       renderSeat(p, snap);
     }
     renderPile(0, snap);
     renderPile(1, snap);
-    renderTargets(snap);
     if (prev >= 0 && S.frame > prev) showEvents(prev, S.frame);
     else if (S.frame !== prev) { $("banner").className = ""; $("banner").textContent = ""; }
     renderLog();
@@ -496,8 +507,14 @@
 
   function renderTime() {
     const snap = FRAMES[S.frame];
-    renderHand(0, snap);
-    renderHand(1, snap);
+    for (let p = 0; p < 2; p++) {
+      if (moveKey(p) !== S.moveKeys[p]) { // a new move in flight: lift its card
+        S.moveKeys[p] = moveKey(p);
+        renderPlaces(p, snap);
+      }
+      renderHand(p, snap);
+    }
+    renderTargets();
     $("clock").textContent = fmtClock(S.t);
     drawOverview();
     drawLanes();
