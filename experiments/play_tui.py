@@ -308,6 +308,10 @@ class PlayApp(App):
             return
         event.stop()
         refused = self.game.press(action, self.clock())
+        if refused and key in KEYMAP["fits"] and refused.startswith("not possible"):
+            place = self.game.snapshot["stocks"][self.game.human][KEYMAP["fits"].index(key)]
+            refused = f"{card_label(place[-1][0])} fits neither pile" if place and place[-1][1] \
+                else "nothing to play from that place"
         if refused:
             self._say(Text(refused, "#ff8a80"))
         self.tick()

@@ -3,7 +3,8 @@
 The browser is started by the tests, headless, with no network of its own (the flags below; pages
 are files), and closed by them. Without Chromium or Playwright a test skips, saying how to install
 them; with ``SPIT_REQUIRE_BROWSER=1`` (set by CI, which installs Chromium) it fails instead.
-Screenshots go to ``SPIT_SCREENSHOTS`` (a folder) when it is set, else to a temporary folder.
+The README's screenshots (replay.png, terminal.png) go to ``SPIT_SCREENSHOTS`` (a folder) when it
+is set, else to a temporary folder; other screenshots go to the tests' temporary folders.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def chromium():
 
 
 def screenshot_folder(tmp_path_factory) -> Path:
+    """Where the README's screenshots go: ``SPIT_SCREENSHOTS``, else a temporary folder."""
     folder = os.environ.get("SPIT_SCREENSHOTS")
     path = Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
     path.mkdir(parents=True, exist_ok=True)

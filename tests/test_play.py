@@ -179,13 +179,12 @@ async def _play_to_the_end(app: PlayApp, clock: Clock, pilot, greedy, max_iter=5
     return pressed
 
 
-def test_a_game_is_played_to_its_end_with_key_presses(tmp_path, tmp_path_factory):
+def test_a_game_is_played_to_its_end_with_key_presses(tmp_path):
     # a short game: you hold five cards that chain up from the bot's first spit card (a 7)
     deal = build_deal({0: 8, 1: 9, 2: 10, 3: 11, 4: 12}, {15: 7}, size0=5)
     clock = Clock()
     game = RealtimeGame("random@novice", seed=0, deal=deal)
     app = PlayApp(game, clock=clock, countdown_ms=1000, save_to=tmp_path / "mygame")
-    shots = screenshot_folder(tmp_path_factory)
 
     async def run():
         async with app.run_test(size=(90, 46)) as pilot:
@@ -199,7 +198,7 @@ def test_a_game_is_played_to_its_end_with_key_presses(tmp_path, tmp_path_factory
             assert app.finished and game.over
             text = str(app.query_one("#status").render())
             assert "Result: you win" in text and "closest to you" in text and "[S] save" in text
-            app.save_screenshot("terminal_end.svg", str(shots))
+            app.save_screenshot("terminal_end.svg", str(tmp_path))
             await pilot.press("s")
             await pilot.pause()
             assert "saved" in str(app.query_one("#status").render())
@@ -218,7 +217,7 @@ def test_a_game_is_played_to_its_end_with_key_presses(tmp_path, tmp_path_factory
     assert any(line.startswith("Result: you win") for line in summary_lines(game))
 
 
-def test_the_table_on_screen_and_a_screenshot(tmp_path_factory):
+def test_the_table_on_screen_and_a_screenshot(tmp_path, tmp_path_factory):
     clock = Clock()
     game = RealtimeGame("racer@club", seed=3)
     app = PlayApp(game, clock=clock, countdown_ms=0, hints=True)
@@ -246,7 +245,7 @@ def test_the_table_on_screen_and_a_screenshot(tmp_path_factory):
                 if place and place[-1][1]:
                     assert card_label(place[-1][0]) in table
             assert "racer@club" in table and "you" in table
-            return app.save_screenshot("terminal.svg", str(shots))
+            return app.save_screenshot("terminal.svg", str(tmp_path))
 
     svg = asyncio.run(run())
     assert game.reactions, "the human played"

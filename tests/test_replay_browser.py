@@ -6,7 +6,7 @@ which the core rebuilds.
 The browser (tests/browser_helpers.py) is started here, headless, opens only a file:// page and
 fails the test on any other request, and is closed at the end of the module. Without Chromium or
 Playwright the tests skip, saying how to install them; under CI (``SPIT_REQUIRE_BROWSER=1``) they
-fail instead. Screenshots go to ``SPIT_SCREENSHOTS`` (a folder) if set, else to a temporary one.
+fail instead. The README's screenshot goes to ``SPIT_SCREENSHOTS`` (a folder) if set.
 """
 
 from __future__ import annotations
@@ -108,18 +108,18 @@ def _scrub(page, frame: int) -> None:
 
 
 # --- tests ---------------------------------------------------------------------------------------
-def test_page_loads_offline_without_console_errors(page, record, shots):
+def test_page_loads_offline_without_console_errors(page, record, page_file):
     assert page.title() == "Spit replay: racer vs greedy@expert"
     assert int(page.get_attribute("body", "data-frames")) == len(record["steps"]) + 1
     table = page.evaluate(_READ_TABLE)
     assert table["frame"] == 0
     assert_table_is(table, record["initial"])
     assert "greedy@expert wins" in page.inner_text("#result")
-    page.screenshot(path=str(shots / "replay_start.png"), full_page=True)
+    page.screenshot(path=str(page_file.parent / "replay_start.png"), full_page=True)
     assert page.errors == []
 
 
-def test_stepping_to_the_end_shows_the_final_snapshot(page, record, shots):
+def test_stepping_to_the_end_shows_the_final_snapshot(page, record):
     final = list(replay.rebuild(record))[-1]  # the core's own final state of the recorded game
     assert final == record["steps"][-1]["snapshot"]
     page.keyboard.press("End")
@@ -188,11 +188,11 @@ def test_moves_in_flight_and_a_lost_race_are_shown(page, record, shots):
             break
     log = page.inner_text("#log")
     assert f"lost the race to {card_label(race['race_card'])} by {race['race_ms']} ms" in log
-    page.screenshot(path=str(shots / "replay_race.png"), full_page=True)
+    page.screenshot(path=str(shots / "replay.png"), full_page=True)  # the README's
     assert page.errors == []
 
 
-def test_play_runs_the_clock_and_pause_stops_it(page, record, shots):
+def test_play_runs_the_clock_and_pause_stops_it(page, record, page_file):
     page.select_option("#speed", label="32\u00d7")
     page.keyboard.press("Space")
     page.wait_for_function("Number(document.body.dataset.frame) >= 40")  # polls the page, no sleep
@@ -207,5 +207,5 @@ def test_play_runs_the_clock_and_pause_stops_it(page, record, shots):
     assert_table_is(page.evaluate(_READ_TABLE), _frames(record)[stopped["frame"]])
     page.keyboard.press("h")
     _scrub(page, 118)
-    page.screenshot(path=str(shots / "replay.png"), full_page=True)
+    page.screenshot(path=str(page_file.parent / "replay_playing.png"), full_page=True)
     assert page.errors == []
