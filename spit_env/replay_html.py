@@ -134,7 +134,7 @@ def marks_of(record: dict, moves: list[dict] | None = None) -> list[dict]:
         if spat:
             cards = ", ".join(f"{names[ev['player']]} {card_label(ev['card'])}" for ev in spat)
             marks.append({"clock_ms": spat[0]["clock_ms"], "step": k + 1, "kind": "spit", "player": -1,
-                          "text": f"spit: {cards}"})
+                          "text": f"spit ({_spit_reason(spat[0]['value'], record)}): {cards}"})
         for ev in step["events"]:
             p, t = ev["player"], ev["clock_ms"]
             who = names[p] if p >= 0 else ""
@@ -168,6 +168,16 @@ def marks_of(record: dict, moves: list[dict] | None = None) -> list[dict]:
     return marks
 
 
+def _spit_reason(value: int, record: dict) -> str:
+    """Why a spit happened, from its event value (docs/RULES.md "Events")."""
+    if value == rules.SPIT_STALL:
+        return "nobody can play"
+    if value == rules.SPIT_TIMEOUT:
+        timeout = record["config"].get("stall_timeout_ms")
+        return f"no card moved for {timeout / 1000:g} s" if timeout else "stall timeout"
+    return "new round"
+
+
 def _step_seen(record: dict, move: dict) -> int:
     """The frame index at which a move's landing is shown: the first frame whose clock reaches it."""
     steps = record["steps"]
@@ -189,6 +199,11 @@ def _view(record: dict) -> dict:
                     for a in range(rules.N_ACTIONS)],
         "moves": moves,
         "marks": marks_of(record, moves),
+        # event values the page words (docs/RULES.md "Events")
+        "spit_reasons": {str(v): _spit_reason(v, record)
+                         for v in (rules.SPIT_ROUND_START, rules.SPIT_STALL, rules.SPIT_TIMEOUT)},
+        "round_end_emptied": rules.ROUND_END_EMPTIED,
+        "game_end_truncated": rules.GAME_END_TRUNCATED,
     }
 
 

@@ -104,6 +104,69 @@ def test_keys_that_cannot_be_played_are_refused_with_a_reason():
         RealtimeGame("nobody")
 
 
+def _greedy_human_until(game, wall, predicate, within=300_000.0):
+    """Play the human's seat with the greedy bot's choices, pressed 120 ms after each chance,
+    until predicate(game); returns the wall time."""
+    greedy, rng = agents.make("greedy"), np.random.default_rng(0)
+    limit = wall + within
+    while not predicate(game):
+        wall += 40.0
+        game.advance(wall)
+        assert wall < limit and not game.over, "the condition never came"
+        mask = game.human_mask()
+        if not game.busy() and mask[rules.WAIT] and mask[1:].any() and not game.keys:
+            action = int(greedy(core.observe(game.state)[:, game.human], mask[None], rng)[0])
+            if action != rules.WAIT:
+                game.press(action, wall + 120.0)
+    return wall
+
+
+def _slap_phase(game):
+    return game.snapshot["phase"] == "slap" and game.holding
+
+
+def test_a_compulsory_slap_holds_the_clock_until_the_human_slaps():
+    game = RealtimeGame("greedy@club", seed=11, motor_ms=50)
+    wall = _greedy_human_until(game, 0.0, _slap_phase)
+    mask = game.human_mask()
+    assert not mask[rules.WAIT] and mask[rules.slap_action(0)] and mask[rules.slap_action(1)], \
+        "the core offers a free player only the two slaps (D11)"
+    clock = game.snapshot["clock_ms"]
+    game.advance(wall + 2500.0)  # the human thinks for 2.5 s: the game clock does not run
+    assert game.snapshot["clock_ms"] == clock and game.holding
+    assert game.game_ms(wall + 2500.0) == clock
+    mine, theirs = (len(game.snapshot["centre"][s]) for s in (game.human, game.bot))
+    pile = 0 if mine <= theirs else 1
+    assert game.press(rules.slap_action(pile), wall + 2600.0) is None
+    events = game.advance(wall + 4000.0)
+    record = game.record()
+    k = next(k for k, s in enumerate(record["steps"]) if s["actions"][0] == rules.slap_action(pile))
+    frames = [record["initial"]] + [s["snapshot"] for s in record["steps"]]
+    assert frames[k]["clock_ms"] == clock, "the slap is decided when the round ended"
+    slaps = [e for e in events if e["type"] == "slap"]
+    assert slaps and slaps[0]["clock_ms"] <= clock + 50, "the winner's slap landed"
+    if slaps[0]["player"] == 0:
+        assert slaps[0]["clock_ms"] == clock + 50 and slaps[0]["pile"] == (game.human if pile == 0 else game.bot)
+    assert game.reactions[-1].held and game.reactions[-1].reaction_ms == 2600
+    assert not game.holding and game.snapshot["phase"] == "play"
+    assert replay.check(record) == len(record["steps"]) + 1
+
+
+def test_a_human_that_does_not_slap_gets_the_cores_slap_after_the_timeout():
+    game = RealtimeGame("greedy@club", seed=11, motor_ms=50, slap_timeout_ms=1500)
+    wall = _greedy_human_until(game, 0.0, _slap_phase)
+    clock = game.snapshot["clock_ms"]
+    game.advance(wall + 1000.0)
+    assert game.holding and game.snapshot["clock_ms"] == clock
+    game.advance(wall + 1600.0)
+    assert not game.holding
+    assert "time is up: the rules slap for you" in game.messages
+    step = next(s for s in game.record()["steps"] if any(e["type"] == "illegal" for e in s["events"]))
+    assert step["actions"][0] == rules.WAIT, "the human's move went to the core as WAIT"
+    illegal = next(e for e in step["events"] if e["type"] == "illegal")
+    assert illegal["player"] == 0 and illegal["clock_ms"] == clock
+
+
 def test_reaction_summary_sets_the_human_beside_the_presets():
     from experiments.realtime import Reaction
 
@@ -233,8 +296,20 @@ def test_the_table_on_screen_and_a_screenshot(tmp_path, tmp_path_factory):
                 if mask[1:11].any() and not game.busy():
                     action = int(greedy(core.observe(game.state)[:, 0], mask[None], rng)[0])
                     await pilot.press(_key_of(action))
+            for _ in range(200):  # the screenshot catches a card of yours in flight
+                clock.ms += 20.0
+                app.tick()
+                mask = game.human_mask()
+                if mask[1:11].any() and not game.busy():
+                    action = int(greedy(core.observe(game.state)[:, 0], mask[None], rng)[0])
+                    await pilot.press(_key_of(action))
+                    clock.ms += 30.0
+                    app.tick()
+                    if game.busy():
+                        break
             await pilot.pause()
             table = str(app.query_one("#table").render())
+            assert game.busy() and "lands in" in table
             snap = game.snapshot
             from spit_env.replay_html import card_label
 

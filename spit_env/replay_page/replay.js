@@ -266,10 +266,12 @@
       }
       case "fill": return who(p) + " moves " + cardText(ev.card) + " to an empty place";
       case "flip": return who(p) + " turns up stock " + (VIEW.actions[ev.action].stock + 1);
-      case "spit": return who(p) + " spits " + cardText(ev.card);
+      case "spit": return who(p) + " spits " + cardText(ev.card) + " (" + esc(VIEW.spit_reasons[ev.value] || "spit") + ")";
       case "slap": return who(p) + " slaps first and takes " + esc(pileName(ev.pile));
-      case "round_end": return "round over" + (p >= 0 ? ": " + who(p) + (ev.value === 0 ? " emptied its stocks" : " counts as first") : ": stall-out");
-      case "game_end": return "game over: " + (ev.value === 1 ? "truncated" : p >= 0 ? who(p) + " wins" : "a draw");
+      case "round_end": return "round over" + (p >= 0 ? ": " + who(p) + (ev.value === VIEW.round_end_emptied
+        ? " emptied its stocks" : " counts as first") : ": stall-out");
+      case "game_end": return "game over: " + (ev.value === VIEW.game_end_truncated ? "truncated"
+        : p >= 0 ? who(p) + " wins" : "a draw");
       case "illegal": return who(p) + " sent an illegal move (" + esc(VIEW.actions[ev.action].name) + ")";
       default: return esc(ev.type);
     }
