@@ -28,7 +28,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from experiments.tournament import Player
+from experiments.replay import player_error
 from spit_env.latency import Latency
 
 __all__ = ["main"]
@@ -65,10 +65,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
             p.error(f"{flag} must be in {lo}..{hi} ms, got {value}")
     if args.game < 0 or (args.seed is not None and args.seed < 0):
         p.error("--seed and --game must be >= 0")
-    try:
-        Player.parse(args.opponent).build(Latency.preset("club"))
-    except (ValueError, OSError) as err:
-        p.error(f"--opponent: {args.opponent!r}: {err}")
+    problem = player_error(args.opponent, Latency.preset("club"))
+    if problem:
+        p.error(f"--opponent: {problem}")
     if args.save is not None and args.save.is_dir():
         p.error(f"--save: {str(args.save)!r} is a folder; give a path without extension, e.g. replays/mygame")
     return args

@@ -33,7 +33,19 @@ from spit_env.latency import Latency
 from spit_env.policy import call_policy
 from spit_env.replay_html import write_html
 
-__all__ = ["play_game", "main"]
+__all__ = ["play_game", "player_error", "main"]
+
+
+def player_error(spec: str, latency: Latency) -> str | None:
+    """Why a player string cannot play (unknown name, bad profile, unreadable model), or None."""
+    try:
+        Player.parse(spec).build(latency)
+    except (ValueError, OSError) as err:
+        hint = ""
+        if spec.partition("@")[0] == "ppo":
+            hint = "; a trained model is given by the path of its file, e.g. runs/ppo_greedy/model.zip"
+        return f"{spec!r}: {err}{hint}"
+    return None
 
 
 def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_id: int = 0,
@@ -118,10 +130,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
         except ValueError as err:
             p.error(f"--latency: {err}")
         for spec in players:
-            try:
-                Player.parse(spec).build(latency)
-            except (ValueError, OSError) as err:
-                p.error(f"--players: {spec!r}: {err}")
+            problem = player_error(spec, latency)
+            if problem:
+                p.error(f"--players: {problem}")
         args.player_list = players
         if args.seed < 0 or args.game < 0:
             p.error("--seed and --game must be >= 0")

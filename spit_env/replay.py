@@ -338,8 +338,8 @@ def check(record: dict) -> int:
     Raises:
         ValueError: an invalid record, or the first state that differs (step and field named).
     """
-    recorded = [record["initial"]] + [s["snapshot"] for s in record["steps"]] \
-        if isinstance(record, dict) and isinstance(record.get("steps"), list) else []
+    validate(record)
+    recorded = [record["initial"]] + [s["snapshot"] for s in record["steps"]]
     n = 0
     for k, snap in enumerate(rebuild(record)):
         want = recorded[k]

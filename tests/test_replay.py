@@ -245,6 +245,22 @@ def test_script_bad_input_gets_a_clear_error(tmp_path, records):
     assert not (tmp_path / "x.html").exists(), "nothing is written on an error"
 
 
+def test_a_trained_model_plays_by_its_path(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from spit_env import SpitVecEnv
+
+    model = MaskablePPO("MlpPolicy", SpitVecEnv(2, opponent="random", seed=0), n_steps=32, batch_size=32,
+                        seed=0, device="cpu")
+    model.save(tmp_path / "model.zip")  # untrained: it plays, badly
+    spec = str(tmp_path / "model.zip") + "@expert"
+    record = play_game((spec, "greedy"), config=SpitConfig(max_game_ms=60_000), seed=2)
+    assert record["players"][0] == {"name": spec, "latency": "expert"}
+    assert replay.check(record) == len(record["steps"]) + 1
+    res = _run("--players", "racer,ppo", "--out", str(tmp_path / "x.html"))
+    assert res.returncode == 2 and "given by the path of its file" in res.stderr
+
+
 def test_write_html_creates_folders(tmp_path, records):
     path = write_html(records[2], tmp_path / "a" / "b" / "page.html")
     assert path.is_file() and "Spit replay: greedy vs racer@novice" in path.read_text()
