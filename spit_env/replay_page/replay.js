@@ -502,7 +502,7 @@
     renderLog();
     document.body.dataset.frame = S.frame;
     $("scrub").value = S.frame;
-    $("round").textContent = "round " + (snap.round + 1);
+    $("round").textContent = snap.phase === "over" ? plural(snap.round, "round") + " played" : "round " + (snap.round + 1);
     $("phase").textContent = snap.phase === "slap" ? "SLAP!" : snap.phase;
     $("stepinfo").textContent = "step " + S.frame + " / " + (N - 1);
   }
