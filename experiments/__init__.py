@@ -3,4 +3,5 @@
     python -m experiments.train_ppo     train MaskablePPO against bots
     python -m experiments.tournament    bot / model tournaments
     python -m experiments.benchmark     throughput of the batched core, the reference and the envs
+    python -m experiments.game_stats    how long games last and how they end (bots vs themselves)
 """
