@@ -4,4 +4,7 @@
     python -m experiments.tournament    bot / model tournaments
     python -m experiments.benchmark     throughput of the batched core, the reference and the envs
     python -m experiments.game_stats    how long games last and how they end (bots vs themselves)
+    python -m experiments.replay        one game as a JSON record (--json) and an HTML page (--out)
+    python -m experiments.play          you against a bot in the terminal (the [play] extra; no
+                                        --json: the replay is saved at the end)
 """
