@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 from browser_helpers import chromium, screenshot_folder, svg_to_png
-from envs_helpers import build_deal
+from helpers import build_deal
 
 import agents
 from experiments.realtime import RealtimeGame, reaction_summary

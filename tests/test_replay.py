@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from envs_helpers import build_deal
+from helpers import build_deal
 
 from experiments.replay import main as replay_main
 from experiments.replay import play_game
