@@ -11,6 +11,7 @@ greedy     any legal play at once, else flip, else fill; slap the smaller pile
 chain      greedy, preferring plays that uncover face-down cards and keep a chain of plays going
 racer      chain, plus denial of the opponent's follow-ups, race-aware use of its move in flight
 ppo        a trained MaskablePPO model (``agents.ppo``; ``agents.make("ppo", path=...)``)
+rllib      an RLlib PPO checkpoint (``agents.rllib``; ``agents.make("rllib", path=...)``)
 =========  ==================================================================================
 """
 
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 from spit_env.policy import make_policy, register_policy, registered_policies
 
-from . import ppo  # noqa: F401  (registers "ppo"; torch is imported only when a model loads)
+# "ppo" and "rllib" register on import; torch and Ray are imported only when a model loads
+from . import ppo, rllib  # noqa: F401
 from .heuristics import ChainBot, GreedyBot, RacerBot, RandomBot, read_table
 
 __all__ = ["make", "BOTS", "RandomBot", "GreedyBot", "ChainBot", "RacerBot", "read_table",
