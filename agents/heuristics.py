@@ -9,7 +9,7 @@ is our pile ``1 - c``.
 The bots, weakest first (measured by ``experiments.tournament``):
 
 * :class:`RandomBot` (``"random"``): uniformly random among all legal moves, WAIT included. In
-  the play phase WAIT is always legal, so it idles often; it is the floor, not a model of a person.
+  the play phase WAIT is always legal, so it idles often (the D17 stall timeout ends the idling); it is the floor, not a model of a person.
 * :class:`GreedyBot` (``"greedy"``): never idles when it can act. Priority: a random legal PLAY;
   else a random FLIP (auto_flip off, D5); else a random FILL (D6); in the slap phase (D11) it slaps
   the smaller centre pile (own pile on a tie), since the pile taken joins the slapper's next pack.
@@ -154,7 +154,7 @@ def _slap_smaller(view: TableView) -> np.ndarray:
 
 
 class RandomBot:
-    """``"random"``: a uniformly random legal move per row, WAIT included (it is always legal).
+    """``"random"``: a uniformly random legal move per row, WAIT included where legal (always, but in the slap phase).
 
     Deterministic given ``rng``: one ``rng.random((B, A))`` draw per call.
     """

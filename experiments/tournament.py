@@ -170,7 +170,9 @@ def run_games(
 
     Returns:
         dict of (N,) arrays in the order of ``game_ids``: "game_id" int64, "winner" int8 (seat
-        0 / 1, -1 draw or truncation), "truncated" bool, "steps" int64 (core steps the game took).
+        0 / 1, -1 draw or truncation), "truncated" bool, "steps" int64 (core steps, i.e.
+        decision epochs, the game took), "decisions" int64 (both players' decisions, D7),
+        "rounds" int64 (completed rounds) and "clock_ms" int64 (the game's length in ms).
 
     Raises:
         ValueError: a bad batch size or game id list, an unknown policy or a bad profile.
@@ -193,9 +195,11 @@ def run_games(
     n = ids.size
     winner = np.full(n, -1, np.int8)
     truncated = np.zeros(n, bool)
-    steps = np.zeros(n, np.int64)
+    steps, decisions, rounds, clock = (np.zeros(n, np.int64) for _ in range(4))
+    result = {"game_id": ids, "winner": winner, "truncated": truncated, "steps": steps,
+              "decisions": decisions, "rounds": rounds, "clock_ms": clock}
     if n == 0:
-        return {"game_id": ids, "winner": winner, "truncated": truncated, "steps": steps}
+        return result
 
     b = int(min(batch_size, n))
     # row -> index into ids (-1 idle); game ids are handed out in order as rows free up
@@ -229,6 +233,9 @@ def run_games(
             winner[k] = np.where(r[:, 0] > 0, 0, np.where(r[:, 1] > 0, 1, -1))
             truncated[k] = out.truncated[d]
             steps[k] = row_steps[d]
+            decisions[k] = state.decisions[d].sum(axis=1)
+            rounds[k] = state.rounds[d]
+            clock[k] = state.clock[d]
             row_steps[d] = 0
             if progress is not None:
                 progress(int(d.size))
@@ -245,7 +252,7 @@ def run_games(
                 state = core.reset(state, reset_rows, gid)
         if trace is not None:
             trace(state, np.where(slot >= 0, ids[np.maximum(slot, 0)], -1))
-    return {"game_id": ids, "winner": winner, "truncated": truncated, "steps": steps}
+    return result
 
 
 # --- statistics --------------------------------------------------------------------------------

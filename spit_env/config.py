@@ -39,6 +39,11 @@ class SpitConfig:
             reported as an "illegal" event, default) or "raise" (ValueError, nothing applied).
         observe_opponent_move: whether a player's observation shows the opponent's move in
             flight (its busy flag and time to landing are always shown). Default on.
+        stall_timeout_ms: in the play phase the table also counts as stalled (D9) once no card
+            has moved for this long (D17), 1 ms to 10^9 ms, or None (off). Default 3,000.
+        win_on_empty_hand: house rule (D14): a player that ends any round holding no card wins
+            at once. Default off: as the rule texts have it, only the player without spit cards
+            that empties its stocks first in a one-pile round wins (D12).
 
     Raises:
         ValueError: naming the field and the allowed values, for any bad value.
@@ -56,6 +61,8 @@ class SpitConfig:
     wrap_ranks: bool = True
     illegal_action: str = "wait"
     observe_opponent_move: bool = True
+    stall_timeout_ms: int | None = 3_000
+    win_on_empty_hand: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "latency", _parse_latency_pair(self.latency))
@@ -70,6 +77,9 @@ class SpitConfig:
         _check_bool("wrap_ranks", self.wrap_ranks)
         _check_choice("illegal_action", self.illegal_action, ILLEGAL_ACTIONS)
         _check_bool("observe_opponent_move", self.observe_opponent_move)
+        if self.stall_timeout_ms is not None:
+            _check_int("stall_timeout_ms", self.stall_timeout_ms, 1, 1_000_000_000, none_ok=True)
+        _check_bool("win_on_empty_hand", self.win_on_empty_hand)
 
     def replace(self, **changes) -> SpitConfig:
         """A copy with some fields changed (validated again).
@@ -112,11 +122,12 @@ def _parse_one(value, name: str) -> Latency:
         raise ValueError(f"{name}: {err}") from None
 
 
-def _check_int(name: str, value, lo: int, hi: int) -> None:
+def _check_int(name: str, value, lo: int, hi: int, none_ok: bool = False) -> None:
+    allowed = f"an integer in {lo}..{hi}" + (" or None" if none_ok else "")
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
     if not lo <= value <= hi:
-        raise ValueError(f"{name} must be in {lo}..{hi}, got {value}")
+        raise ValueError(f"{name} must be {allowed}, got {value}")
 
 
 def _check_choice(name: str, value, choices) -> None:

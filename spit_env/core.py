@@ -1,7 +1,7 @@
 """The batched NumPy core: B games of Spit stepped together as a state of arrays.
 
 Every user-facing API (PettingZoo, Gymnasium, SB3 VecEnv) is a view of this module. It follows
-docs/RULES.md (decisions D1-D16 and "The time model, exactly") to the millisecond and to the random
+docs/RULES.md (decisions D1-D17 and "The time model, exactly") to the millisecond and to the random
 draw, and is tested step for step against the scalar reference game (``reference.py``).
 
 Functions (all take and return a :class:`CoreState`; ``step`` updates it in place)::
@@ -109,7 +109,7 @@ _N_CODES = 43  # place codes: 0 empty, else 1 + face-up rank (0 if face down) + 
 _KEEP = np.array([0xFFFFFFFF & ~_FILL_BITS, 0xFFFFFFFF], np.uint32)
 #: (6,) uint32 gates indexed by free + 2 * phase: which bits a seat may use (busy / over: WAIT)
 _GATE_AND = np.array([0, _TABLE_BITS, 0, 0, 0, 0], np.uint32)
-_GATE_OR = np.array([_WAIT_BIT, _WAIT_BIT, _WAIT_BIT, _WAIT_BIT | _SLAP_BITS, _WAIT_BIT, _WAIT_BIT],
+_GATE_OR = np.array([_WAIT_BIT, _WAIT_BIT, _WAIT_BIT, _SLAP_BITS, _WAIT_BIT, _WAIT_BIT],  # D11: no WAIT
                     np.uint32)
 _RANK32 = _RANK.astype(np.int32)
 
@@ -190,6 +190,8 @@ class CoreState:
         game_id: (B,) int64 game id of each row.
         key: (B,) uint64 random-stream key of each row.
         clock: (B,) int64 clock in ms.
+        last_move: (B,) int64 ms at which a card last moved: the last play, fill or flip that
+            landed, spit or round start (D17).
         phase: (B,) int8, rules.PHASE_* (play, slap, over).
         rounds: (B,) int16 completed rounds.
         stock: (B, P, S, H) int8 stock cards, bottom -> top.
@@ -217,6 +219,7 @@ class CoreState:
     game_id: np.ndarray
     key: np.ndarray
     clock: np.ndarray
+    last_move: np.ndarray
     phase: np.ndarray
     rounds: np.ndarray
     stock: np.ndarray
@@ -240,7 +243,7 @@ class CoreState:
     lat_key: np.ndarray  # (B, P) uint64: the LATENCY draw's hash of (key, player), cached
 
     _ARRAYS = (
-        "game_id", "key", "clock", "phase", "rounds", "stock", "height", "face_up", "top", "pidx", "spit",
+        "game_id", "key", "clock", "last_move", "phase", "rounds", "stock", "height", "face_up", "top", "pidx", "spit",
         "spit_n", "centre", "centre_n", "centre_top", "scores", "fl_action", "fl_card", "fl_land",
         "decisions", "winner", "terminated", "truncated", "lat_key",
     )
@@ -384,6 +387,7 @@ def _empty_state(config: SpitConfig, batch: int, seed: int) -> CoreState:
         game_id=z(batch, np.int64),
         key=z(batch, _U64),
         clock=z(batch, np.int64),
+        last_move=z(batch, np.int64),
         phase=z(batch, np.int8),
         rounds=z(batch, np.int16),
         stock=np.full((batch, P, S, H), -1, np.int8),
@@ -533,13 +537,16 @@ def _layout(st: CoreState, R: np.ndarray, p: int, pack: np.ndarray, count: np.nd
     st.spit[R[rr], p, ns[rr] - 1 - j] = pack[rr, rules.STOCK_CARDS + j]
 
 
-def _spit(st: CoreState, R: np.ndarray, ev: _Events | None) -> None:
-    """Each player of rows R with spit cards turns its next one onto its own centre pile (D4)."""
+def _spit(st: CoreState, R: np.ndarray, ev: _Events | None, why) -> None:
+    """Each player of rows R with spit cards turns its next one onto its own centre pile (D4); a
+    card has moved (D17). ``why``: rules.SPIT_*, one value or (R,) per row (the event value)."""
+    st.last_move[R] = st.clock[R]
     sn, cn = st.spit_n.reshape(-1), st.centre_n.reshape(-1)
     spit, centre, ctop = st.spit.reshape(-1), st.centre.reshape(-1), st.centre_top.reshape(-1)
     for p in range(P):
         f2 = R * P + p
-        f2 = f2[sn[f2] > 0]
+        has = sn[f2] > 0
+        f2 = f2[has]
         if f2.size == 0:
             continue
         n = sn[f2] - 1
@@ -552,14 +559,14 @@ def _spit(st: CoreState, R: np.ndarray, ev: _Events | None) -> None:
         ctop[f2] = card
         if ev is not None:
             Rp = f2 // P
-            ev.add(Rp, rules.EV_SPIT, p, st.clock[Rp], -1, card, p)
+            ev.add(Rp, rules.EV_SPIT, p, st.clock[Rp], -1, card, p, why if np.isscalar(why) else why[has])
 
 
 def _round_start(st: CoreState, R: np.ndarray, ev: _Events | None) -> None:
     """After a layout: spit (D4) and play. The caller runs the stall check."""
     _cancel(st, R)
     st.phase[R] = PLAY
-    _spit(st, R, ev)
+    _spit(st, R, ev, rules.SPIT_ROUND_START)
 
 
 def _stock_count(st: CoreState, R) -> np.ndarray:
@@ -601,9 +608,16 @@ def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out,
         sc = st.scores[R]
         ended = nocard.any(axis=1) | (sc >= cfg.target_points).any(axis=1)
         winner = np.where(sc[:, 0] < sc[:, 1], 0, np.where(sc[:, 1] < sc[:, 0], 1, -1))
-    else:
-        ended = nocard.any(axis=1)  # D14
+    elif cfg.win_on_empty_hand:
+        ended = nocard.any(axis=1)  # D14 house rule: a player holding no card wins
         winner = np.where(nocard[:, 0] & ~nocard[:, 1], 0, np.where(nocard[:, 1] & ~nocard[:, 0], 1, -1))
+    else:
+        # D12, D14: in a one-pile round the player without spit cards (no centre pile) that emptied
+        # its stocks first wins.
+        f = np.maximum(first, 0).astype(np.intp)
+        ar = np.arange(R.size)
+        ended = (first >= 0) & nocard[ar, f] & (st.centre_n[R, f] == 0)
+        winner = np.where(ended, first, -1)
     if ended.any():
         _finish(st, R[ended], winner[ended], False, out, ev)
     keep = ~ended
@@ -621,6 +635,13 @@ def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out,
     taker = (1 - first[one]).astype(np.int64)
     _redeal(st, R1, np.stack([taker, taker], axis=1))
     _round_start(st, R1, ev)
+    # A player that took nothing with no spit cards left has laid out no card: its places are
+    # empty from the start, so the round ends at once (D10 a) and it wins (D12, D14).
+    bare = _stock_count(st, R1) == 0
+    z = bare.any(axis=1)
+    if z.any():
+        _round_end(st, R1[z], bare[z].argmax(axis=1), rules.ROUND_END_EMPTIED, out, ev)
+        R1 = R1[~z]
     return R1
 
 
@@ -659,6 +680,7 @@ def _settle(st: CoreState, R: np.ndarray, out, ev, tbits=None) -> None:
 
     ``tbits``: optional (B, P) table bits (``_table_bits``) of every row, valid now; used for the
     first check and kept valid for the rows this changes."""
+    timeout = st.config.stall_timeout_ms
     cand = R[st.phase[R] == PLAY]
     fresh = tbits is not None
     while cand.size:
@@ -669,16 +691,22 @@ def _settle(st: CoreState, R: np.ndarray, out, ev, tbits=None) -> None:
             x = _table_bits(st, cand)
             if tbits is not None:
                 tbits[cand] = x
-        stalled = cand[((x[:, 0] | x[:, 1]) & np.uint32(_TABLE_BITS)) == 0]
+        no_moves = ((x[:, 0] | x[:, 1]) & np.uint32(_TABLE_BITS)) == 0
+        if timeout is None:
+            hit = no_moves
+        else:  # D17 (never right after a card moved: the timeout is at least 1 ms)
+            hit = no_moves | (st.clock[cand] >= st.last_move[cand] + timeout)
+        stalled = cand[hit]
         if stalled.size == 0:
             return
+        why = np.where(no_moves[hit], rules.SPIT_STALL, rules.SPIT_TIMEOUT)
         _cancel(st, stalled)
         has = st.spit_n[stalled] > 0
         any_spit = has.any(axis=1)
         Rs = stalled[any_spit]
         if Rs.size:
             st.clock[Rs] += st.config.spit_delay_ms
-            _spit(st, Rs, ev)
+            _spit(st, Rs, ev, why[any_spit])
         Ro = stalled[~any_spit]
         if Ro.size:
             # D10 b, D12: with one pile the player with fewer stock cards counts as first; equal:
@@ -730,9 +758,9 @@ def legal_action_mask(state: CoreState, rows=None, seat=None) -> np.ndarray:
     """(B, P, A) bool, a new array: the legal moves of each seat (docs/RULES.md, the action-mask
     table).
 
-    WAIT is always legal; a busy seat (move in flight, D7) and a finished game allow only WAIT;
-    PLAY (D1, D4), FILL (D6), FLIP (D5, auto_flip off) in the play phase; SLAP (D11) in the slap
-    phase. Egocentric: pile c = 0 is the seat's own centre pile.
+    A busy seat (move in flight, D7) and a finished game allow only WAIT; a free seat may WAIT,
+    PLAY (D1, D4), FILL (D6), FLIP (D5, auto_flip off) in the play phase, and only SLAP (D11, the
+    slap is compulsory) in the slap phase. So every mask has at least one legal action. Egocentric: pile c = 0 is the seat's own centre pile.
 
     ``rows`` / ``seat`` select part of it without building the rest (as :func:`observe`):
     rows (B,) bool or (R,) int row indices -> (R, P, A); with seat (an int 0/1 or (R,) int, one
@@ -848,6 +876,12 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
     eff = acts
     if any_illegal:
         eff = np.where(illegal, rules.WAIT, acts)
+        # D11: the slap is compulsory; a free player's illegal action in the slap phase becomes a
+        # slap of the smaller centre pile (its own when both are equal).
+        sub = illegal & (st.phase == SLAP)[:, None] & (st.fl_action < 0)
+        if sub.any():
+            smaller_is_opp = st.centre_n[:, ::-1] < st.centre_n
+            eff = np.where(sub, rules.SLAP_BASE + smaller_is_opp, eff)
         if ev is not None:
             rr, pp = np.nonzero(illegal)
             ev.add(rr, rules.EV_ILLEGAL, pp, st.clock[rr], acts[rr, pp])
@@ -895,6 +929,9 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
         tbits[R] = _table_bits(st, R)
     else:
         tbits = _table_bits(st)
+    timeout = cfg.stall_timeout_ms
+    if timeout is not None:  # D17: rows where no card moved for the timeout need the check too
+        touched[R[(st.clock.take(R) >= st.last_move.take(R) + timeout) & (st.phase.take(R) == PLAY)]] = True
     cand = touched.nonzero()[0]
     if cand.size:
         _settle(st, cand, out, ev, tbits)
@@ -994,6 +1031,7 @@ def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev)
             f2k = Rk * P + pk
             h = _pop_stock(st, f2k * S + _STOCK.take(aj[k]))
             touched[Rk] = True
+            st.last_move[Rk] = st.clock[Rk]  # D17
             gone = (h == 0).nonzero()[0]
             if gone.size:  # D10 a: all five places empty?
                 g = gone[~st.height.reshape(-1, S)[f2k[gone]].any(axis=1)]
@@ -1014,6 +1052,7 @@ def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev)
         st.face_up.reshape(-1)[fd] = True
         st.pidx.reshape(-1)[fd] = _place_index(cj, True, 1, dest)
         touched[Rj] = True
+        st.last_move[Rj] = st.clock[Rj]  # D17
         if ev is not None:
             ev.add(Rj, rules.EV_FILL, pj, st.clock[Rj], aj, cj, -1, dest)
 
@@ -1026,6 +1065,7 @@ def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev)
         top = st.top.reshape(-1)[f5]
         st.pidx.reshape(-1)[f5] = _place_index(top, True, st.height.reshape(-1)[f5], s)
         touched[Rj] = True
+        st.last_move[Rj] = st.clock[Rj]  # D17
         if ev is not None:
             ev.add(Rj, rules.EV_FLIP, pj, st.clock[Rj], aj, top, -1, s)
 
@@ -1102,6 +1142,7 @@ def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
     obs[:, :, F["one_pile_round"].start] = (st.centre_n == 0).any(axis=1)[:, None]  # D4
     obs[:, :, F["clock"].start] = np.minimum(st.clock / cfg.max_game_ms, 1.0)[:, None]
     obs[:, :, F["round"].start] = (st.rounds / cfg.max_rounds)[:, None]
+    obs[:, :, F["stall_timer"].start] = _stall_timer(cfg, st.clock, st.last_move)[:, None]
 
     # Seat p's self_ fields describe player p, its opp_ fields player 1 - p: fill the self_ block of
     # every seat, then copy it across seats into the opp_ block (self_ and opp_ fields have the
@@ -1137,6 +1178,14 @@ def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
     return obs
 
 
+def _stall_timer(cfg: SpitConfig, clock: np.ndarray, last_move: np.ndarray) -> np.ndarray:
+    """The ``stall_timer`` observation: ms since a card last moved / stall_timeout_ms, clipped to 1
+    (D17); 0 with the timeout off."""
+    if cfg.stall_timeout_ms is None:
+        return np.zeros(clock.shape)
+    return np.minimum((clock - last_move) / cfg.stall_timeout_ms, 1.0)
+
+
 def _player_block() -> tuple[int, int, int]:
     selfs = [f for f in rules.OBSERVATION if f.name.startswith("self_")]
     opps = [f for f in rules.OBSERVATION if f.name.startswith("opp_")]
@@ -1169,6 +1218,7 @@ def _at(name: str) -> int:
 # observation offsets, resolved once (hot path of _observe_pairs)
 _O_PHASE = rules.OBS["phase"].slice
 _O_ONE_PILE, _O_CLOCK, _O_ROUND = _at("one_pile_round"), _at("clock"), _at("round")
+_O_STALL = _at("stall_timer")
 _O_CTR, _O_CSIZE = rules.OBS["centre_top_rank"].slice, rules.OBS["centre_size"].slice
 _O_OPP_MOVE = rules.OBS["opp_move_in_flight"].slice
 _B_RANK, _B_FD, _B_HEIGHT = _rel("stock_top_rank"), _rel("stock_top_face_down"), _rel("stock_height")
@@ -1188,6 +1238,7 @@ def _observe_pairs(st: CoreState, R: np.ndarray, sp: np.ndarray) -> np.ndarray:
     clock = st.clock.take(R)
     obs[:, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
     obs[:, _O_ROUND] = st.rounds.take(R) / cfg.max_rounds
+    obs[:, _O_STALL] = _stall_timer(cfg, clock, st.last_move.take(R))
 
     # flat (B * P) index of [j, 0] the seat itself, [j, 1] its opponent; for the (B, P) centre
     # arrays these are the egocentric piles 0 (own) and 1
@@ -1244,6 +1295,7 @@ def snapshot(state: CoreState, row: int) -> dict:
     spit_n, centre_n = st.spit_n[i].tolist(), st.centre_n[i].tolist()
     return {
         "clock_ms": int(st.clock[i]),
+        "last_move_ms": int(st.last_move[i]),
         "round": int(st.rounds[i]),
         "phase": rules.PHASE_NAMES[int(st.phase[i])],
         "stocks": stocks,

@@ -5,7 +5,7 @@ A **policy** maps a batch of observations to a batch of actions::
 
     policy(observations, action_masks, rng) -> actions
         observations: (B, D) float32, layout rules.OBSERVATION (egocentric, one row per game)
-        action_masks: (B, A) bool, A = 23, the legal moves (every row has WAIT legal)
+        action_masks: (B, A) bool, A = 23, the legal moves (every row has at least one legal move)
         rng:          numpy.random.Generator, the only randomness a policy may use
         returns:      (B,) int64 action ids 0-22, each legal in its row
 

@@ -1,6 +1,6 @@
 """The scalar reference game: ONE game of Spit in plain Python (lists and ints), written to be
 read next to docs/RULES.md. It is the test oracle of the batched core (``core.py``): both follow
-the decisions D1-D16 and "The time model, exactly" of docs/RULES.md, and the differential test
+the decisions D1-D17 and "The time model, exactly" of docs/RULES.md, and the differential test
 compares them snapshot for snapshot, event for event.
 
 Layout of the state (all plain Python, see :meth:`ReferenceGame.snapshot`):
@@ -119,6 +119,7 @@ class ReferenceGame:
         packs = self.rng.deal() if deal is None else check_deal(deal)
 
         self.clock_ms = 0
+        self.last_move_ms = 0  # D17: when a card last moved (play, fill, flip, spit, round start)
         self.round = 0  # completed rounds
         self._phase = PLAY
         self.stocks: list[list[list[list]]] = [[[] for _ in range(rules.N_STOCKS)] for _ in PLAYERS]
@@ -159,7 +160,8 @@ class ReferenceGame:
     def legal_action_mask(self, player: int) -> list[bool]:
         """(A,) = 23 bools: the legal moves of ``player`` (docs/RULES.md, the action-mask table).
 
-        A busy player (move in flight, D7) and a finished game allow only WAIT.
+        A busy player (move in flight, D7) and a finished game allow only WAIT; a free player
+        in the slap phase may only slap (D11).
         """
         player = self._check_player(player)
         if self.in_flight[player] is not None or self._phase == OVER:
@@ -172,6 +174,7 @@ class ReferenceGame:
         """The whole public table as plain JSON-serialisable Python; ``core.snapshot`` returns the same."""
         return {
             "clock_ms": self.clock_ms,
+            "last_move_ms": self.last_move_ms,
             "round": self.round,
             "phase": self._phase,
             "stocks": [[[[c, up] for c, up in place] for place in self.stocks[p]] for p in PLAYERS],
@@ -215,7 +218,7 @@ class ReferenceGame:
         # Decisions of the free players, in seat order; a busy player's action is ignored.
         for p in PLAYERS:
             if self.in_flight[p] is None:
-                self._decide(p, rules.WAIT if illegal[p] else actions[p])
+                self._decide(p, self._substitute(p) if illegal[p] else actions[p])
         self._resolve(events)
 
         # D16: truncation by time, checked after the step.
@@ -228,6 +231,15 @@ class ReferenceGame:
             rewards = (1.0, -1.0) if self.winner == 0 else (-1.0, 1.0)
         return StepResult(rewards, ended and self.terminated, ended and self.truncated,
                           events, illegal)
+
+    def _substitute(self, p: int) -> int:
+        """The move an illegal action of a free player becomes (``illegal_action="wait"``): WAIT,
+        or in the slap phase, where the slap is compulsory (D11), a slap of the smaller centre
+        pile (the player's own when both are equal)."""
+        if self._phase != SLAP:
+            return rules.WAIT
+        smaller_is_opp = len(self.centre[1 - p]) < len(self.centre[p])
+        return rules.slap_action(1 if smaller_is_opp else 0)
 
     def _decide(self, p: int, action: int) -> None:
         """Time-model step 2-3: the move takes the hand until it lands (D7)."""
@@ -283,6 +295,7 @@ class ReferenceGame:
                 top.append(move.card)
                 if place and self.config.auto_flip:  # D5
                     place[-1][1] = True
+                self.last_move_ms = clock  # D17
                 events.append(_event("play", p, clock, a, move.card, pile))
                 if all(not pl for pl in self.stocks[p]):  # D10 a
                     self._end_round(p, rules.ROUND_END_EMPTIED, events)
@@ -296,10 +309,12 @@ class ReferenceGame:
             self.stocks[p][dest].append([card, True])
             if place and self.config.auto_flip:  # D5
                 place[-1][1] = True
+            self.last_move_ms = clock  # D17
             events.append(_event("fill", p, clock, a, card, -1, dest))
         elif kind == rules.KIND_FLIP:
             top = self.stocks[p][s][-1]
             top[1] = True
+            self.last_move_ms = clock  # D17
             events.append(_event("flip", p, clock, a, top[0], -1, s))
         elif kind == rules.KIND_SLAP:
             # D11: the first slap to land takes the slapped pile; the other player's move is
@@ -315,14 +330,19 @@ class ReferenceGame:
 
     # --- stall, round end, re-deal --------------------------------------------------------------
     def _settle(self, events: list[dict]) -> None:
-        """D9 stall check, repeated until the table is not stalled (or the round ends, D10 b)."""
-        while self._phase == PLAY and self._stalled():
+        """D9 stall check (with the D17 timeout), repeated until the table is not stalled (or the
+        round ends, D10 b)."""
+        while self._phase == PLAY:
+            no_moves = self._stalled()
+            if not (no_moves or self._timed_out()):
+                return
             self.in_flight = [None, None]
             if self.spit[0] or self.spit[1]:
                 self.clock_ms += self.config.spit_delay_ms
+                why = rules.SPIT_STALL if no_moves else rules.SPIT_TIMEOUT
                 for p in PLAYERS:
                     if self.spit[p]:
-                        self._spit(p, events)
+                        self._spit(p, events, why)
             else:
                 # D10 b stall-out; with one pile D12 names who counts as first.
                 first = -1
@@ -334,6 +354,12 @@ class ReferenceGame:
                         first = self._pileless_player()
                 self._end_round(first, rules.ROUND_END_STALL_OUT, events)
 
+    def _timed_out(self) -> bool:
+        """D17: no card has moved for ``stall_timeout_ms`` (never right after a card moved, as
+        the timeout is at least 1 ms)."""
+        timeout = self.config.stall_timeout_ms
+        return timeout is not None and self.clock_ms >= self.last_move_ms + timeout
+
     def _stalled(self) -> bool:
         """D9: no player has a legal play, a legal fill (D6) or a pending flip (D5),
         whatever moves are in flight."""
@@ -343,11 +369,12 @@ class ReferenceGame:
                 return False
         return True
 
-    def _spit(self, p: int, events: list[dict]) -> None:
-        """D4: the next spit card onto the player's own centre pile."""
+    def _spit(self, p: int, events: list[dict], why: int) -> None:
+        """D4: the next spit card onto the player's own centre pile; ``why``: rules.SPIT_*."""
         card = self.spit[p].pop(0)
         self.centre[p].append(card)
-        events.append(_event("spit", p, self.clock_ms, -1, card, p))
+        self.last_move_ms = self.clock_ms  # D17
+        events.append(_event("spit", p, self.clock_ms, -1, card, p, why))
 
     def _end_round(self, first: int, cause: int, events: list[dict]) -> None:
         """Round end pipeline (docs/RULES.md). ``first``: the player that emptied its stocks /
@@ -365,9 +392,15 @@ class ReferenceGame:
                 s0, s1 = self.scores
                 self._end_game(-1 if s0 == s1 else (0 if s0 < s1 else 1), False, events)
                 return
-        elif 0 in held:
-            # D14: a player holding no card wins.
-            self._end_game(held.index(0) if held.count(0) == 1 else -1, False, events)
+        elif cfg.win_on_empty_hand:
+            if 0 in held:  # D14 house rule: a player holding no card wins
+                self._end_game(held.index(0) if held.count(0) == 1 else -1, False, events)
+                return
+        elif not self._two_piles() and first >= 0 and held[first] == 0 \
+                and not self.centre[first]:
+            # D12, D14: in a one-pile round the player without spit cards (no centre pile)
+            # emptied its stocks first and wins.
+            self._end_game(first, False, events)
             return
         if self.round >= cfg.max_rounds:  # D16
             self._end_game(-1, truncated=True, events=events)
@@ -388,7 +421,11 @@ class ReferenceGame:
         self._start_round(packs, events)
 
     def _start_round(self, packs, events: list[dict]) -> None:
-        """Lay out by D3 and spit (D4). The caller runs the stall check."""
+        """Lay out by D3 and spit (D4). The caller runs the stall check.
+
+        A player that took nothing in a one-pile round with no spit cards left lays out no card:
+        its five places are empty from the start, so the round ends at once (D10 a) and, as the
+        player without spit cards, it wins (D12, D14)."""
         for p in PLAYERS:
             places, spit = rules.layout(packs[p])
             self.stocks[p] = [[[c, i == len(pl) - 1] for i, c in enumerate(pl)] for pl in places]
@@ -396,9 +433,14 @@ class ReferenceGame:
         self.centre = [[], []]
         self.in_flight = [None, None]
         self._phase = PLAY
+        self.last_move_ms = self.clock_ms  # D17
         for p in PLAYERS:
             if self.spit[p]:
-                self._spit(p, events)
+                self._spit(p, events, rules.SPIT_ROUND_START)
+        for p in PLAYERS:
+            if not packs[p]:
+                self._end_round(p, rules.ROUND_END_EMPTIED, events)
+                return
 
     def _end_game(self, winner: int, truncated: bool, events: list[dict]) -> None:
         self._phase = OVER
@@ -412,10 +454,10 @@ class ReferenceGame:
     def _table_mask(self, p: int) -> list[bool]:
         """The action-mask table of docs/RULES.md for a free player."""
         mask = [False] * rules.N_ACTIONS
-        mask[rules.WAIT] = True
-        if self._phase == SLAP:
+        if self._phase == SLAP:  # D11: the slap is compulsory
             mask[rules.slap_action(0)] = mask[rules.slap_action(1)] = True
             return mask
+        mask[rules.WAIT] = True
         if self._phase != PLAY:
             return mask
         places = self.stocks[p]

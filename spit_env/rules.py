@@ -44,13 +44,16 @@ def _adjacency(wrap: bool) -> np.ndarray:
     table = np.zeros((N_RANKS + 1, N_RANKS + 1), dtype=bool)
     for r in range(1, N_RANKS + 1):
         for q in range(1, N_RANKS + 1):
-            diff = abs(r - q)
-            table[r, q] = diff == 1 or (wrap and diff == N_RANKS - 1)
+            if wrap:  # the ranks form a ring: Ace takes a King or a 2
+                table[r, q] = abs(r - q) in (1, N_RANKS - 1)
+            else:  # "Ace is high; 2 is low": the Ace counts as 14 (A-K adjacent, A-2 not)
+                table[r, q] = abs((r if r > 1 else 14) - (q if q > 1 else 14)) == 1
     return table
 
 
 #: ``ADJACENT[wrap][r, q]``: may rank ``r`` be played on rank ``q`` (D1)? (14, 14) bool, index 0 is
-#: "no card" and is adjacent to nothing. Ace-King are adjacent only with ``wrap_ranks``.
+#: "no card" and is adjacent to nothing. With ``wrap_ranks`` Ace-King and Ace-2 are adjacent;
+#: without it the Ace is high: Ace-King adjacent, Ace-2 not.
 ADJACENT = {True: _adjacency(True), False: _adjacency(False)}
 
 
@@ -87,6 +90,9 @@ EVENT_NAMES = ("play", "bounce", "fill", "flip", "spit", "slap", "round_end", "g
 EVENT_FIELDS = ("type", "player", "clock_ms", "action", "card", "pile", "value")
 
 ROUND_END_EMPTIED, ROUND_END_STALL_OUT = 0, 1  # value of a round_end event (D10 a / b)
+#: value of a spit event: the round start (D4), a stall with no move left (D9), a stall because no
+#: card moved for ``stall_timeout_ms`` (D17)
+SPIT_ROUND_START, SPIT_STALL, SPIT_TIMEOUT = 0, 1, 2
 GAME_END_TERMINATED, GAME_END_TRUNCATED = 0, 1  # value of a game_end event
 
 # --- actions (DESIGN.md): Discrete(23), egocentric pile c = 0 own centre pile, 1 opponent's ------
@@ -200,6 +206,8 @@ _FIELDS = (
     ("one_pile_round", 1, "1 if only one centre pile is used this round (D4, D12)"),
     ("clock", 1, "clock_ms / max_game_ms, clipped to 1"),
     ("round", 1, "completed rounds / max_rounds"),
+    ("stall_timer", 1,
+     "ms since a card last moved / stall_timeout_ms, clipped to 1 (D17; 0 with the timeout off)"),
     *(("self_" + n, s, m) for n, s, m in _PLAYER_FIELDS),
     *(("opp_" + n, s, m) for n, s, m in _PLAYER_FIELDS),
     ("centre_top_rank", 2 * N_RANKS,
@@ -234,7 +242,7 @@ def observation_table_markdown() -> str:
 def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:
     """Validate a fixed deal ``(pack0, pack1)``: two sequences (lists, tuples or 1-D arrays) of
     integer card ids (index 0 dealt first, D3) that together hold each of the 52 cards exactly
-    once; each pack holds at least one card (a player holding none has already won, D14).
+    once; each pack holds at least one card (a player holding none would win at once, D10 a, D14).
 
     Returns:
         (pack0, pack1) as lists of Python ints.
@@ -255,7 +263,8 @@ def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:
                     or not 0 <= c < N_CARDS:
                 raise ValueError(f"{name}[{p}] must hold integer card ids 0-51, got {c!r}")
         if not pack:
-            raise ValueError(f"{name}[{p}] is empty; each pack must hold at least one card")
+            raise ValueError(f"{name}[{p}] is empty; each pack must hold at least one card "
+                             "(a player without cards would win at once, D10 a, D14)")
         packs.append([int(c) for c in pack])
     together = packs[0] + packs[1]
     if sorted(together) != list(range(N_CARDS)):

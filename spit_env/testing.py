@@ -29,9 +29,11 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
     Checked, per row:
       * the 52 cards are all there, each exactly once (stocks within their heights, spit cards,
         centre piles); counts within bounds; only a stock top may be face up; cached tops agree;
-      * the legal mask (B, 2, 23) is non-empty with WAIT always legal; a busy seat (move in flight)
-        and a finished game allow only WAIT; SLAP only in the slap phase; PLAY/FILL/FLIP only in
-        the play phase;
+      * the legal mask (B, 2, 23) is non-empty; a busy seat (move in flight) and a finished game
+        allow only WAIT; a free seat in the slap phase only SLAP (D11), elsewhere WAIT is legal;
+        SLAP only in the slap phase; PLAY/FILL/FLIP only in the play phase;
+      * no card has been still longer than the D17 timeout in the play phase beyond the last
+        decision epoch: ``last_move <= clock``;
       * terminated and truncated are never both set; phase "over" <=> terminated or truncated;
         winner is -1 unless terminated;
       * with ``out``: rewards are zero-sum and in {-1, 0, 1}, out.terminated / out.truncated are
@@ -97,8 +99,14 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
     mask = core.legal_action_mask(st)
     if mask.shape != (B, rules.N_PLAYERS, rules.N_ACTIONS) or mask.dtype != np.bool_:
         raise AssertionError(f"mask must be ({B}, 2, 23) bool, got {mask.shape} {mask.dtype}")
-    if not mask[:, :, rules.WAIT].all():
-        _fail(_first(~mask[:, :, rules.WAIT]), "WAIT is not legal for some seat")
+    if not mask.any(axis=2).all():
+        _fail(_first(~mask.any(axis=2)), "a seat has no legal action")
+    free_slap = st.free & (st.phase == rules.PHASE_SLAP)[:, None]
+    if (mask[:, :, rules.WAIT] == free_slap).any():
+        _fail(_first(mask[:, :, rules.WAIT] == free_slap),
+              "WAIT must be legal except for a free seat in the slap phase (D11)")
+    if (st.last_move > st.clock).any():
+        _fail(_first(st.last_move > st.clock), "last_move is later than the clock")
     only_wait = (~st.free) | over[:, None]
     bad = only_wait & mask[:, :, 1:].any(axis=2)
     if bad.any():

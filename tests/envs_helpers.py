@@ -18,7 +18,8 @@ def rules_mask(snap: dict, seat: int, config: SpitConfig) -> np.ndarray:
     mask[rules.WAIT] = True
     if snap["phase"] == "over" or snap["in_flight"][seat] is not None:
         return mask
-    if snap["phase"] == "slap":
+    if snap["phase"] == "slap":  # D11: the slap is compulsory
+        mask[rules.WAIT] = False
         mask[rules.SLAP_BASE:] = True
         return mask
     stocks = snap["stocks"][seat]

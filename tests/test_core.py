@@ -90,6 +90,9 @@ def _expected_observation(snap: dict, seat: int, config: SpitConfig) -> dict[str
     f["one_pile_round"] = [float(snap["phase"] != "slap" and any(not c for c in snap["centre"]))]
     f["clock"] = [min(snap["clock_ms"] / config.max_game_ms, 1.0)]
     f["round"] = [snap["round"] / config.max_rounds]
+    timeout = config.stall_timeout_ms
+    f["stall_timer"] = [0.0 if timeout is None else
+                        min((snap["clock_ms"] - snap["last_move_ms"]) / timeout, 1.0)]
     for prefix, q in (("self_", seat), ("opp_", 1 - seat)):
         places = snap["stocks"][q]
         top_rank = np.zeros((rules.N_STOCKS, rules.N_RANKS))
@@ -123,7 +126,8 @@ def _expected_observation(snap: dict, seat: int, config: SpitConfig) -> dict[str
 @pytest.mark.parametrize("observe_opponent_move", [True, False])
 def test_observation_fields_decode_to_the_snapshot(observe_opponent_move):
     config = SpitConfig(scoring="points", target_points=60, observe_opponent_move=observe_opponent_move,
-                        auto_flip=False, max_game_ms=200_000)
+                        auto_flip=False, max_game_ms=200_000,
+                        stall_timeout_ms=1_000 if observe_opponent_move else None)
     rng = np.random.default_rng(3)
     state = core.init(config, 16, seed=2)
     assert {f.name for f in rules.OBSERVATION} == set(_expected_observation(
@@ -365,7 +369,7 @@ def test_snapshot_is_plain_json():
         state, _ = core.step(state, _random_actions(rng, core.legal_action_mask(state)))
     snap = core.snapshot(state, 1)
     assert json.loads(json.dumps(snap)) == snap
-    assert set(snap) == {"clock_ms", "round", "phase", "stocks", "spit", "centre", "scores",
+    assert set(snap) == {"clock_ms", "last_move_ms", "round", "phase", "stocks", "spit", "centre", "scores",
                          "in_flight", "decisions", "winner", "terminated", "truncated"}
 
 

@@ -24,6 +24,9 @@ from spit_env.reference import ReferenceGame
 CONFIGS = [
     ("default_short", SpitConfig(max_game_ms=20_000), 0.0, 0.0),
     ("no_autoflip_nowrap", SpitConfig(auto_flip=False, wrap_ranks=False, max_game_ms=20_000), 0.2, 0.05),
+    ("short_timeout", SpitConfig(stall_timeout_ms=350, wait_ms=120, max_game_ms=30_000), 0.3, 0.03),
+    ("no_timeout_house_rule", SpitConfig(stall_timeout_ms=None, win_on_empty_hand=True,
+                                         max_game_ms=20_000), 0.3, 0.03),
     ("points_small_target", SpitConfig(scoring="points", target_points=25, max_game_ms=50_000), 0.2, 0.02),
     ("points_one_round", SpitConfig(scoring="points", target_points=1, max_game_ms=60_000,
                                     latency=("expert", "novice")), 0.3, 0.0),
@@ -53,7 +56,7 @@ def _pick_actions(rng, mask: np.ndarray, wait_bias: float, illegal_rate: float) 
     keys = rng.random(mask.shape)
     keys[~mask] = -1.0
     acts = keys.argmax(axis=2)
-    acts[rng.random(acts.shape) < wait_bias] = rules.WAIT
+    acts[(rng.random(acts.shape) < wait_bias) & mask[:, :, rules.WAIT]] = rules.WAIT
     wild = rng.random(acts.shape) < illegal_rate
     acts[wild] = rng.integers(0, rules.N_ACTIONS, size=int(wild.sum()))
     return acts
@@ -199,8 +202,9 @@ def test_core_matches_reference(name, config, deal_share, illegal_rate):
 
 
 def test_differential_covers_the_rare_paths():
-    """The configs above reach terminations, truncations, slaps, bounces, fills, flips, spits and
-    illegal moves (otherwise the comparison would prove little)."""
+    """The configs above reach terminations, truncations, slaps, bounces, fills, flips, spits (at a
+    round start, on a stall and on the D17 timeout), illegal moves, and one-pile wins under the
+    standard rule (D12, D14) (otherwise the comparison would prove little)."""
     seen = set()
     for _name, config, share, rate in CONFIGS:
         rng = np.random.default_rng(5)
@@ -209,10 +213,17 @@ def test_differential_covers_the_rare_paths():
         for _ in range(400):
             acts = _pick_actions(rng, core.legal_action_mask(state), 0.2, rate)
             state, out = core.step(state, acts, events=True)
-            seen.update(rules.EVENT_NAMES[t] for t in np.unique(out.events.type))
+            ev = out.events
+            seen.update(rules.EVENT_NAMES[t] for t in np.unique(ev.type))
+            seen.update(f"spit/{v}" for v in np.unique(ev.value[ev.type == rules.EV_SPIT]))
+            won = (ev.type == rules.EV_GAME_END) & (ev.player >= 0)
+            if won.any() and config.scoring == "standard" and not config.win_on_empty_hand:
+                seen.add("one-pile win")
             if (state.phase == rules.PHASE_OVER).all():
                 break
-    assert seen == set(rules.EVENT_NAMES), f"never seen: {set(rules.EVENT_NAMES) - seen}"
+    want = set(rules.EVENT_NAMES) | {"one-pile win"} | {
+        f"spit/{v}" for v in (rules.SPIT_ROUND_START, rules.SPIT_STALL, rules.SPIT_TIMEOUT)}
+    assert seen == want, f"never seen: {want - seen}"
 
 
 @pytest.mark.slow

@@ -86,7 +86,9 @@ def test_learner_is_free_in_every_row_after_every_step():
     for _ in range(300):
         assert (obs[:, BUSY] == 0.0).all()
         masks = venv.action_masks()
-        assert masks[:, rules.WAIT].all()
+        slap = obs[:, rules.OBS["phase"].start + rules.PHASE_SLAP] == 1.0
+        assert (masks[:, rules.WAIT] == ~slap).all()  # a free learner must slap in the slap phase
+        assert masks[slap][:, rules.SLAP_BASE:].all()
         obs, *_ = venv.step(_random_actions(masks, rng))
         assert obs.dtype == np.float32 and obs.shape == (8, rules.OBS_DIM)
         assert ((obs >= 0) & (obs <= 1)).all()

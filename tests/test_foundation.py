@@ -102,10 +102,13 @@ def test_adjacency_with_and_without_wrap_D1():
     for wrap in (True, False):
         for r in range(1, 14):
             for q in range(1, 14):
-                expect = abs(r - q) == 1 or (wrap and {r, q} == {1, 13})
-                assert rules.ADJACENT[wrap][r, q] == expect
+                # wrap: a ring (A-K and A-2); no wrap: "Ace is high; 2 is low" (A-K, not A-2)
+                ring = abs(r - q) == 1 or {r, q} == {1, 13}
+                expect = ring if wrap else ring and {r, q} != {1, 2}
+                assert rules.ADJACENT[wrap][r, q] == expect, (wrap, r, q)
         assert not rules.ADJACENT[wrap][0].any() and not rules.ADJACENT[wrap][:, 0].any()
-    assert rules.adjacent(0, 12) and not rules.adjacent(0, 12, wrap_ranks=False)  # A, K
+    assert rules.adjacent(0, 12) and rules.adjacent(0, 12, wrap_ranks=False)  # A, K
+    assert rules.adjacent(0, 1) and not rules.adjacent(0, 1, wrap_ranks=False)  # A, 2
     assert not rules.adjacent(0, 13)  # two Aces
     with pytest.raises(ValueError):
         rules.rank(52)

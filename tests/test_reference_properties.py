@@ -25,6 +25,8 @@ configs = st.builds(
     target_points=st.sampled_from([10, 100]),
     auto_flip=st.booleans(),
     wrap_ranks=st.booleans(),
+    stall_timeout_ms=st.sampled_from([None, 300, 3_000]),
+    win_on_empty_hand=st.booleans(),
 )
 
 
@@ -44,7 +46,9 @@ def play(config, seed, game_id, move_seed, illegal_rate):
         actions = []
         for p in (0, 1):
             mask = game.legal_action_mask(p)
-            assert mask[rules.WAIT]
+            # WAIT is legal except for a free player in the slap phase, which must slap (D11)
+            assert mask[rules.WAIT] != (game.phase == "slap" and game.free(p))
+            assert any(mask)
             if rng.random() < illegal_rate:
                 actions.append(int(rng.integers(rules.N_ACTIONS)))
             else:

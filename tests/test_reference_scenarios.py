@@ -1,11 +1,12 @@
 """Scenario tests of the reference game: fixed deals and fixed latencies, so every outcome follows
-from docs/RULES.md by hand. Each test names the decisions (D1-D16) it checks; the expected events,
+from docs/RULES.md by hand. Each test names the decisions (D1-D17) it checks; the expected events,
 clocks and tables are worked out from the rules in the comments, never copied from a run.
 
 Conventions: ``card(rank, suit)`` picks ids (D2); :class:`Deck` hands out unused cards so a deal
 can be written as the D3 table (stocks per place, bottom -> top, plus the spit list);
 :func:`pack_from_layout` turns that table back into a pack. Player 0 moves take 100 ms, player 1
-moves 150 ms, WAIT 5,000 ms, and an illegal action raises unless a test says otherwise.
+moves 150 ms, WAIT 5,000 ms, no stall timeout (D17), and an illegal action raises unless a test
+says otherwise.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def card(rank: int, suit: int = 0) -> int:
 
 def cfg(**changes) -> SpitConfig:
     base = dict(latency=(Latency.fixed(100), Latency.fixed(150)), wait_ms=5000,
-                tie_break="player_0", illegal_action="raise")
+                tie_break="player_0", illegal_action="raise", stall_timeout_ms=None)
     base.update(changes)
     return SpitConfig(**base)
 
@@ -158,12 +159,20 @@ def test_ace_takes_king_and_two_D1():
     assert game.snapshot()["centre"][0] == [card(1, 0), tops0[0], tops1[3]]
 
 
-def test_no_wrap_king_does_not_take_ace_D1():
-    deal, _, _ = _ace_deal()
+def test_no_wrap_ace_is_high_D1():
+    deal, tops0, _ = _ace_deal()
     game = ReferenceGame(cfg(wrap_ranks=False), deal=deal)
-    assert mask_ids(game, 0) == {W, P(1, OWN), P(1, OPP)}
+    # "Ace is high; 2 is low": the K still takes the Ace on pile 0, the 2 no longer does (it still
+    # takes the 3 on pile 1).
+    assert mask_ids(game, 0) == {W, P(0, OWN), P(1, OPP)}
     with pytest.raises(ValueError, match="not legal"):
-        game.step(P(0, OWN), W)
+        game.step(P(1, OWN), W)
+    out = game.step(P(0, OWN), W)
+    assert out.events == [ev("play", 0, 100, P(0, OWN), tops0[0], 0)]
+    assert rules.adjacent(card(1), card(13), wrap_ranks=False)
+    assert not rules.adjacent(card(1), card(2), wrap_ranks=False)
+    assert rules.adjacent(card(2), card(3), wrap_ranks=False)
+    assert rules.adjacent(card(13), card(12, 1), wrap_ranks=False)
 
 
 # --- D3, D4 ---------------------------------------------------------------------------------------
@@ -334,8 +343,10 @@ def test_stall_both_players_spit_D9():
     deal = (pack_from_layout(s0, [five0, eight] + d.rest(3)),
             pack_from_layout(s1, [five1, two] + d.rest()))
     game = ReferenceGame(cfg(), deal=deal)
+    stall = rules.SPIT_STALL
     assert game.start_events == [ev("spit", 0, 0, card=five0, pile=0), ev("spit", 1, 0, card=five1, pile=1),
-                                 ev("spit", 0, 500, card=eight, pile=0), ev("spit", 1, 500, card=two, pile=1)]
+                                 ev("spit", 0, 500, card=eight, pile=0, value=stall),
+                                 ev("spit", 1, 500, card=two, pile=1, value=stall)]
     assert game.clock_ms == 500
     assert mask_ids(game, 0) == {W} | {P(s, OWN) for s in range(4)}
 
@@ -353,13 +364,13 @@ def test_stall_only_one_player_spits_and_moves_are_cancelled_D9():
     deal = (pack_from_layout(s0, [five0]), pack_from_layout(s1, [five1, eight, three] + d.rest()))
     assert len(deal[0]) == 16
     game = ReferenceGame(cfg(), deal=deal)
-    assert game.start_events[2:] == [ev("spit", 1, 500, card=eight, pile=1)]
+    assert game.start_events[2:] == [ev("spit", 1, 500, card=eight, pile=1, value=rules.SPIT_STALL)]
     assert mask_ids(game, 0) == {W, P(2, OPP), P(3, OPP), P(4, OPP)}
     # 0 plays the 9 of place 4 (lands 600, uncovering the K); nothing fits 5 / 9 any more and no
     # place is empty: a stall. 1's WAIT (until 5,500) is cancelled; 500 ms later only 1 spits.
     out = game.step(P(4, OPP), W)
     assert out.events == [ev("play", 0, 600, P(4, OPP), tops0[4], 1),
-                          ev("spit", 1, 1100, card=three, pile=1)]
+                          ev("spit", 1, 1100, card=three, pile=1, value=rules.SPIT_STALL)]
     snap = game.snapshot()
     assert snap["in_flight"] == [None, None] and snap["clock_ms"] == 1100
     assert snap["stocks"][0][4][-1] == [king, True]
@@ -400,13 +411,13 @@ def test_round_ends_when_stocks_are_empty_then_slap_phase_D10_D11():
     assert snap["phase"] == "slap" and snap["round"] == 1
     assert snap["in_flight"] == [None, None]  # 1's WAIT (until 5,000) is cancelled
     assert snap["centre"][0] == [deal[0][15]] + chain_order(deal[0])
-    assert mask_ids(game, 0) == {W, SLAP(0), SLAP(1)} == mask_ids(game, 1)
+    assert mask_ids(game, 0) == {SLAP(0), SLAP(1)} == mask_ids(game, 1)  # D11: no WAIT
 
 
 @pytest.mark.parametrize("a0, a1, slapper, pile", [
     (SLAP(OWN), SLAP(OPP), 0, 0),  # both go for pile 0: 0 lands first (100 < 150 ms)
     (SLAP(OPP), SLAP(OPP), 0, 1),  # different piles: 0 takes pile 1, 1 takes pile 0
-    (W, SLAP(OWN), 1, 1),          # 0 waits: 1's slap lands first (at 1,650)
+    (SLAP(OPP), SLAP(OWN), 0, 1),  # both go for pile 1: 0 takes it, 1 takes pile 0
 ])
 def test_slap_race_and_redeal_D11_D13(a0, a1, slapper, pile):
     game, deal, _ = _empty_first_round(cfg())
@@ -442,8 +453,9 @@ def test_two_pile_stall_out_at_the_start_D9_D10():
     game = ReferenceGame(cfg(), deal=(pack_from_layout(s0, spit0), pack_from_layout(s1, spit1)))
     expected = []
     for k in range(11):  # the opening spit, then 10 stalls, 500 ms apart
-        expected += [ev("spit", 0, 500 * k, card=spit0[k], pile=0),
-                     ev("spit", 1, 500 * k, card=spit1[k], pile=1)]
+        why = rules.SPIT_STALL if k else rules.SPIT_ROUND_START
+        expected += [ev("spit", 0, 500 * k, card=spit0[k], pile=0, value=why),
+                     ev("spit", 1, 500 * k, card=spit1[k], pile=1, value=why)]
     expected.append(ev("round_end", -1, 5000, value=rules.ROUND_END_STALL_OUT))
     assert game.start_events == expected
     assert game.phase == "slap" and game.round == 1 and game.clock_ms == 5000
@@ -529,6 +541,122 @@ def test_one_pile_round_other_player_empties_first_D12_D13():
     pile = [deal[0][15]] + chain_order(deal[0])
     _check_new_round(game, 0, deal[0][16:])
     _check_new_round(game, 1, pile + pack1)
+
+
+def _no_cards_left_round(config):
+    """Player 0 holds 16 cards: its 15-card chain and the Ace it spits at the start. It plays the
+    chain onto its Ace and ends the two-pile round at 1,500 ms holding no card."""
+    deal, _ = _chain_deal(spit_extra=0)
+    assert len(deal[0]) == 16
+    game = ReferenceGame(config, seed=11, game_id=2, deal=deal)
+    results = run(game, *[(P(s, OWN), W) for s in CHAIN15_PLACES])
+    return game, deal, results[-1]
+
+
+def test_two_pile_round_ended_with_no_cards_goes_to_the_slap_D11_D14():
+    game, deal, last = _no_cards_left_round(cfg())
+    assert last.events[1:] == [ev("round_end", 0, 1500, value=rules.ROUND_END_EMPTIED)]
+    assert not last.terminated and last.rewards == (0.0, 0.0)
+    snap = game.snapshot()
+    assert snap["phase"] == "slap" and snap["stocks"][0] == [[]] * 5 and snap["spit"][0] == []
+    assert mask_ids(game, 0) == {SLAP(0), SLAP(1)} == mask_ids(game, 1)
+    pile1 = snap["centre"][1]  # player 1's opening spit card, the smaller pile
+    out = game.step(SLAP(OPP), SLAP(OWN))  # both go for pile 1: player 0 lands first (1,600)
+    assert out.events[0] == ev("slap", 0, 1600, SLAP(OPP), -1, 1)
+    # Player 0 plays on with the one card it took (D13): no spit cards, so a one-pile round.
+    _check_new_round(game, 0, pile1)
+    after = game.snapshot()
+    assert after["phase"] == "play" and after["centre"][0] == [] and not game.done
+
+
+def test_win_on_empty_hand_house_rule_ends_the_game_at_once_D14():
+    game, _, last = _no_cards_left_round(cfg(win_on_empty_hand=True))
+    assert last.events[1:] == [ev("round_end", 0, 1500, value=rules.ROUND_END_EMPTIED),
+                               ev("game_end", 0, 1500, value=rules.GAME_END_TERMINATED)]
+    assert last.terminated and last.rewards == (1.0, -1.0) and game.winner == 0
+
+
+def test_slap_is_compulsory_an_illegal_action_slaps_the_smaller_pile_D11():
+    # Pile 0 holds 16 cards (the Ace and the chain), pile 1 one card: pile 1 is the smaller.
+    game, _, _ = _empty_first_round(cfg(illegal_action="wait"))
+    out = game.step(W, SLAP(OWN))  # 0's WAIT is illegal: it slaps pile 1 (its "opp") at 1,600
+    assert out.illegal == (True, False)
+    assert out.events[:2] == [ev("illegal", 0, 1500, W), ev("slap", 0, 1600, SLAP(OPP), -1, 1)]
+    # Both illegal: each slaps the smaller pile, pile 1 (player 1's own); player 0 lands first.
+    game, _, _ = _empty_first_round(cfg(illegal_action="wait"))
+    out = game.step(W, P(0, OWN))
+    assert out.illegal == (True, True)
+    assert out.events[:3] == [ev("illegal", 0, 1500, W), ev("illegal", 1, 1500, P(0, OWN)),
+                              ev("slap", 0, 1600, SLAP(OPP), -1, 1)]
+    assert game.snapshot()["decisions"][1] == 1 + 1  # player 1's substituted slap was a decision
+    # With "raise" the WAIT is refused and nothing changes.
+    game, _, _ = _empty_first_round(cfg())
+    before = game.snapshot()
+    with pytest.raises(ValueError, match=r"action0=0 \(WAIT\) is not legal.*\[21, 22\]"):
+        game.step(W, SLAP(OWN))
+    assert game.snapshot() == before
+
+
+def test_stall_timeout_spits_when_no_card_moved_D17():
+    # Both players could play (player 0's 4 and player 1's 6 fit the 5 on pile 0), but both wait
+    # 100 ms at a time. The last card moved at the round start (0 ms); the check after the
+    # resolution at 1,000 ms finds the timeout reached: both spit 500 ms later, at 1,500 ms.
+    deal, _, _ = _race_deal()
+    game = ReferenceGame(cfg(wait_ms=100, stall_timeout_ms=1000), deal=deal)
+    nxt = [sp[0] for sp in game.snapshot()["spit"]]
+    assert game.snapshot()["last_move_ms"] == 0
+    results = run(game, *[(W, W)] * 10)
+    assert all(r.events == [] for r in results[:9]) and game.snapshot()["last_move_ms"] == 1500
+    assert results[9].events == [ev("spit", 0, 1500, card=nxt[0], pile=0, value=rules.SPIT_TIMEOUT),
+                                 ev("spit", 1, 1500, card=nxt[1], pile=1, value=rules.SPIT_TIMEOUT)]
+    assert game.clock_ms == 1500
+    # A card moving restarts the count: player 0's 8 (place 2) fits the 7 it spat; it lands at
+    # 1,600. Waiting from there, the next timeout fires at the resolution at 2,600 and both spit at
+    # 3,100.
+    assert rules.rank(nxt[0]) == 7 and P(2, OWN) in mask_ids(game, 0)
+    game.step(P(2, OWN), W)
+    assert game.snapshot()["last_move_ms"] == 1600
+    results = run(game, *[(W, W)] * 10)
+    assert all(r.events == [] for r in results[:9])
+    assert [(e["type"], e["clock_ms"]) for e in results[9].events] == [("spit", 3100)] * 2
+
+
+def test_stall_timeout_off_lets_idle_players_wait_D17():
+    deal, _, _ = _race_deal()
+    game = ReferenceGame(cfg(wait_ms=100, stall_timeout_ms=None), deal=deal)
+    results = run(game, *[(W, W)] * 30)
+    assert all(r.events == [] for r in results) and game.clock_ms == 3000
+
+
+def test_player_left_without_cards_wins_at_the_next_round_start_D10_D12_D14():
+    # Player 0: the 15-card chain and 22 spit cards ending with an Ace; player 1: 15 stock cards,
+    # no spit cards (one-pile rounds). Both wait; each timeout (1,000 ms, no spit delay) makes
+    # player 0 spit, so after 21 waits its last spit card, the Ace, tops the pile (21,000 ms).
+    # Each spit card fits one of the chain's tops (2, 3, 5, 8, Q), so no D9 stall comes between.
+    d = Deck()
+    ace = d.one(1)
+    s0 = chain_stocks(d, CHAIN15)
+    spit0 = d.rest(21, ranks=(1, 2, 3, 4, 6, 7, 9, 11, 13)) + [ace]
+    pack1 = d.rest()
+    assert len(pack1) == 15
+    config = cfg(wait_ms=1000, stall_timeout_ms=1000, spit_delay_ms=0)
+    game = ReferenceGame(config, seed=11, game_id=2, deal=(pack_from_layout(s0, spit0), pack1))
+    assert game.snapshot()["centre"][1] == []
+    run(game, *[(W, W)] * 21)
+    snap = game.snapshot()
+    assert snap["clock_ms"] == 21000 and snap["spit"][0] == [] and snap["centre"][0][-1] == ace
+    # It plays the chain (100 ms a card); at 22,500 it has emptied first but holds the pile: it
+    # takes nothing (D12) and holds no card. Player 1 takes the 37 cards of the pile; player 0 lays
+    # out no card, so at the new round's start its places are empty: it ends that round at once
+    # (D10 a) as the player without spit cards, and wins (D12, D14).
+    results = run(game, *[(P(s, OWN), W) for s in CHAIN15_PLACES])
+    last = results[-1]
+    assert [(e["type"], e["player"], e["clock_ms"]) for e in last.events] == [
+        ("play", 0, 22500), ("round_end", 0, 22500), ("spit", 1, 22500), ("round_end", 0, 22500),
+        ("game_end", 0, 22500)]
+    assert last.terminated and last.rewards == (1.0, -1.0) and game.round == 2
+    final = game.snapshot()
+    assert final["stocks"][0] == [[]] * 5 and final["spit"][0] == [] and final["centre"][0] == []
 
 
 # --- D15: points ----------------------------------------------------------------------------------
