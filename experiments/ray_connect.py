@@ -204,8 +204,12 @@ def _restore(ray, saved_env, saved_flag=None) -> None:
 def _start(ray, kind, address, host, port, num_cpus, loopback, timeout_s) -> None:
     if kind == "local":
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report from a local run
-        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
-                 _node_ip_address="127.0.0.1", logging_level="WARNING")
+        try:
+            ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
+                     _node_ip_address="127.0.0.1", logging_level="WARNING")
+        except BaseException:
+            ray.shutdown()  # stop whatever part of the local Ray had started
+            raise
     else:
         if host is not None:
             _check_reachable(address, host, port, timeout_s)

@@ -63,7 +63,7 @@ class Args:
     which RLlib runs but does not train; "self-play" = one shared policy in both seats."""
     opponent: str = "greedy"
     """The bot of --mode bot: a registered policy name (random, greedy, chain, racer)."""
-    iterations: int = 50
+    iterations: int = 100
     """Training iterations (each samples --train-batch-size env steps, then updates)."""
     seed: int = 0
     """Seed of RLlib (network initialisation, env runners' games and sampling)."""
@@ -72,7 +72,7 @@ class Args:
     address: str | None = None
     """Ray to run on: None = a local Ray started on 127.0.0.1 for this run; "auto" = the
     cluster started with `ray start` on this machine; HOST:PORT = a head node's address."""
-    num_env_runners: int = 1
+    num_env_runners: int = 2
     """Env runners (Ray actors of one CPU each) sampling in parallel; 0 = sample in this process."""
     num_envs_per_runner: int = 8
     """Games each env runner steps at once (one batched forward pass of the module for all)."""
@@ -274,6 +274,7 @@ def _number(value):
 def iteration_record(result: dict, seconds: float) -> dict:
     """The figures of one ``algo.train()`` result that metrics.json keeps."""
     runners = result.get("env_runners", {})
+    timers = result.get("timers", {})
     returns = runners.get("module_episode_returns_mean", {}) or {}
     return {
         "iteration": int(result.get("training_iteration", 0)),
@@ -287,6 +288,9 @@ def iteration_record(result: dict, seconds: float) -> dict:
         "learner_return_mean": _number(returns.get(LEARNER)),
         "seconds": round(seconds, 3),
         "iteration_seconds": round(float(result.get("time_this_iter_s", 0.0)), 3),
+        # RLlib's smoothed timers of the iteration's two phases
+        "sample_seconds": _number(timers.get("env_runner_sampling_timer")),
+        "learn_seconds": _number(timers.get("learner_update_timer")),
     }
 
 
