@@ -107,10 +107,11 @@ def _check_reachable(address: str, host: str, port: int, timeout_s: float) -> No
         with socket.create_connection((host, port), timeout=timeout_s):
             pass
     except OSError as err:
-        reason = "no answer" if isinstance(err, TimeoutError) else (err.strerror or str(err))
+        reason = (f"no answer within {timeout_s:g} s" if isinstance(err, TimeoutError)
+                  else (err.strerror or str(err)).lower())
         raise RayConnectError(
-            f"address {address!r}: cannot reach a Ray head there ({reason} within "
-            f"{timeout_s:g} s); start one with `ray start --head` or check the address"
+            f"address {address!r}: cannot reach a Ray head there ({reason}); start one with "
+            "`ray start --head` or check the address"
         ) from None
 
 

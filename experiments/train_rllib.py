@@ -119,6 +119,8 @@ class Args:
     small machine)."""
     progress_bar: bool = True
     """Show a progress bar over the iterations."""
+    json: Path | None = None
+    """Also write the metrics (as <out>/metrics.json) to this file at the end."""
 
 
 class ArgumentError(ValueError):
@@ -189,6 +191,8 @@ def validate(args: Args) -> None:
         raise ArgumentError(f"--address: {err}") from None
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise ArgumentError(f"--out: {str(args.out)!r} exists and is not a folder")
+    if args.json is not None and Path(args.json).is_dir():
+        raise ArgumentError(f"--json: {str(args.json)!r} is a folder, not a file")
 
 
 # --- RLlib pieces (module level, so that env runners on any node can unpickle them) -----------
@@ -397,6 +401,9 @@ def train(args: Args) -> dict:
                                 "seed": args.eval_seed, "latency": args.latency,
                                 "seconds": round(time.perf_counter() - t1, 2), "results": results}
             _write(out / "metrics.json", metrics)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        _write(args.json, metrics)
     _print_summary(metrics, out)
     return metrics
 
@@ -425,8 +432,11 @@ def main(argv=None) -> int:
                     description=__doc__.split("\n\n")[0])
     try:
         train(args)
-    except (ArgumentError, RayMissingError, RayConnectError) as err:
+    except (ArgumentError, RayMissingError) as err:
         print(f"python -m experiments.train_rllib: error: {err}", file=sys.stderr)
+        return 2
+    except RayConnectError as err:
+        print(f"python -m experiments.train_rllib: error: --address: {err}", file=sys.stderr)
         return 2
     return 0
 
