@@ -51,7 +51,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--tick-ms", type=int, default=25,
                    help="how often an idle player gets to decide (the game's wait_ms), ms (default: %(default)s)")
     p.add_argument("--slap-timeout-ms", type=int, default=5000,
-                   help="longest the clock waits for your compulsory slap, ms (default: %(default)s)")
+                   help="longest the game waits for your compulsory slap (D11), ms; your slap lands after "
+                        "your real time to the key + --motor-ms (default: %(default)s)")
     p.add_argument("--seed", type=int, default=None, help="game seed (default: from the clock)")
     p.add_argument("--game", type=int, default=0, help="game id of that seed (default: %(default)s)")
     p.add_argument("--save", type=Path, metavar="PATH",

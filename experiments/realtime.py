@@ -14,10 +14,13 @@ dropped (with a message either way). A key pressed while the hand is busy (a mov
 refused: one hand, one card at a time (D7).
 
 **A compulsory move.** When the core offers the free human no WAIT (the compulsory slap, D11), the
-human must decide at that very clock. The game then holds the clock until a key is pressed (at
-most ``slap_timeout_ms`` of wall time; after that the human's move is sent as WAIT, which the core
-turns into whatever it does for a player that does not slap), so the slap is decided at the
-round's end and lands ``motor_ms`` later; the wall time the human took is still measured.
+human's move is decided at that very clock, but the human cannot have pressed its key yet. The
+game keeps running while it waits for the key (at most ``slap_timeout_ms`` of wall time; after
+that the human's move is sent as WAIT, which the core turns into a slap of the smaller pile), then
+steps the core at the slap's clock with the human's real time as its latency
+(``core.step(latency_ms=...)``: the time to the key press + ``motor_ms``). So the bot's slap, decided
+at the same clock with its own latency, wins the race exactly when it lands before the human's
+key press + motor time, as at a real table.
 
 **The bot** decides the moment it is free, from the core's observation, and its moves land after
 its own latency (its profile's, or ``config.latency`` of its seat), as in every other game.
@@ -135,7 +138,7 @@ class RealtimeGame:
 
     @property
     def holding(self) -> bool:
-        """The clock is held for a compulsory move of the human (a slap)."""
+        """The game waits for the key of a compulsory move of the human (a slap, D11)."""
         return self._hold_since is not None
 
     def game_ms(self, wall_ms: float) -> float:
@@ -169,7 +172,7 @@ class RealtimeGame:
         fl = self.snapshot["in_flight"][seat]
         if fl is not None or self._pending is None:
             return fl
-        actions, nxt, out, _ = self._pending
+        actions, nxt, out, _, _ = self._pending
         action = int(actions[0, seat])
         after = core.snapshot(nxt, 0)["in_flight"][seat]
         if after is not None:
@@ -206,8 +209,8 @@ class RealtimeGame:
         if not self.human_mask()[action]:
             return f"not possible now: {self.describe(action)}"
         held = None
-        if self.holding:  # the clock stands still at the decision the human owes
-            at, held = float(self.snapshot["clock_ms"]), wall_ms - self._hold_since
+        if self.holding:  # the decision the human owes since the hold began
+            held = wall_ms - self._hold_since
         self.keys.append(_Key(action, at, self.last_event_ms, held))
         return None
 
@@ -217,7 +220,8 @@ class RealtimeGame:
 
     # --- running -----------------------------------------------------------------------------------
     def _human_action(self, wall_ms: float, clock: int, mask: np.ndarray):
-        """The human's move at decision clock ``clock``; None to hold the clock."""
+        """The human's move at decision clock ``clock``: (action, key or None, given latency in
+        ms or -1 to draw it); None while a compulsory move waits for its key."""
         while self.keys and self.keys[0].at_ms <= clock:
             key = self.keys.pop(0)
             if mask[key.action]:
@@ -225,18 +229,22 @@ class RealtimeGame:
                 while self.keys and self.keys[0].at_ms <= clock:
                     self.keys.pop(0)
                     self.messages.append("one card at a time: a second key was dropped")
-                return key.action, key
+                return key.action, key, -1
             self.messages.append(f"too late: {self.describe(key.action)} is no longer possible")
         if mask[rules.WAIT]:
-            return rules.WAIT, None
-        # a compulsory move (the slap, D11): the clock waits for the human, up to the timeout
+            return rules.WAIT, None, -1
+        # a compulsory move (the slap, D11), decided at ``clock``: it lands after the human's real
+        # time to its key + the motor time, while the game runs on
         if self._hold_since is None:
             self._hold_since = wall_ms
+        if self.keys:
+            key = self.keys.pop(0)
+            self.keys.clear()  # one hand, one move
+            return key.action, key, max(0, int(round(key.at_ms - clock))) + self.motor_ms
         if wall_ms - self._hold_since < self.slap_timeout_ms:
-            self.offset = wall_ms - clock
             return None
         self.messages.append("time is up: the rules slap for you")
-        return rules.WAIT, None
+        return rules.WAIT, None, max(0, int(round(self.game_ms(wall_ms) - clock))) + self.motor_ms
 
     def advance(self, wall_ms: float) -> list[dict]:
         """Run the game up to wall time ``wall_ms``. Returns the events that happened (dicts, as
@@ -249,25 +257,26 @@ class RealtimeGame:
                     break
                 masks = core.legal_action_mask(self.state)
                 actions = np.zeros((1, 2), np.int64)
+                given = np.full((1, 2), -1, np.int64)
                 keyed = None
                 if self.snapshot["in_flight"][self.human] is None:
                     chosen = self._human_action(wall_ms, clock, masks[0, self.human])
                     if chosen is None:
                         break
-                    actions[0, self.human], keyed = chosen
+                    actions[0, self.human], keyed, given[0, self.human] = chosen
                 if self.snapshot["in_flight"][self.bot] is None:
                     obs = core.observe(self.state)
                     actions[0, self.bot] = call_policy(self.policy, obs[:, self.bot], masks[:, self.bot], self.rng)[0]
-                nxt, out = core.step(self.state.copy(), actions, events=True)
-                self._pending = (actions, nxt, out, keyed)
+                nxt, out = core.step(self.state.copy(), actions, events=True, latency_ms=given)
+                self._pending = (actions, nxt, out, keyed, given)
                 if self._hold_since is not None:
                     self._hold_since = None
-            actions, nxt, out, keyed = self._pending
+            actions, nxt, out, keyed, given = self._pending
             if nxt.clock[0] > self.game_ms(wall_ms):
                 break
             self._pending = None
             self.state = nxt
-            entry = self.recorder.add(actions[0], nxt, out)
+            entry = self.recorder.add(actions[0], nxt, out, latency_ms=given[0])
             if keyed is not None:
                 if keyed.held_ms is not None:
                     reaction, held = int(round(keyed.held_ms)), True

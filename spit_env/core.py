@@ -367,6 +367,17 @@ def _check_deals(deals, batch: int):
     return [None if d is None else rules.check_deal(d, f"deals[{i}]") for i, d in enumerate(deals)]
 
 
+def _check_latency(latency_ms, batch: int) -> np.ndarray:
+    arr = np.asarray(latency_ms)
+    if arr.shape != (batch, P) or arr.dtype.kind not in "iu":
+        raise ValueError(f"latency_ms must be a ({batch}, {P}) integer array, got shape {arr.shape} "
+                         f"dtype {arr.dtype}")
+    bad = (arr != -1) & ((arr < 1) | (arr > 1_000_000_000))
+    if bad.any():
+        raise ValueError(f"latency_ms must hold -1 (draw) or whole ms 1..10^9, got {arr[bad][0]}")
+    return arr.astype(np.int64, copy=False)
+
+
 def _check_actions(actions, batch: int) -> np.ndarray:
     arr = np.asarray(actions)
     if arr.shape != (batch, P):
@@ -829,7 +840,7 @@ def _arange(n: int) -> np.ndarray:
 
 
 # --- the step ------------------------------------------------------------------------------------
-def step(state: CoreState, actions, *, rows=None, events: bool = False):
+def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_ms=None):
     """Advance every game (or the ``rows`` subset) by one decision epoch (docs/RULES.md, "The time
     model, exactly"): decisions of the free seats (D7, latency draws), landings in time order
     (D8 ties), the stall check (D9), round ends (D10, D12, D14, D15), slaps (D11), re-deals (D13)
@@ -842,18 +853,24 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
             (``illegal_action="wait"``) or raise (``"raise"``).
         rows: optional (B,) bool, only those rows advance (the others are untouched).
         events: also return the step's events (EventLog).
+        latency_ms: optional (B, P) integer ms: where >= 1, the time from decision to landing of
+            the move the seat decides this step (WAIT included), instead of its latency draw or
+            ``wait_ms`` (D7); -1 keeps the draw. For latencies the core cannot draw, such as a
+            human's real reaction; the decision still counts (the draw it replaces is skipped).
 
     Returns:
         (state, StepOutput).
 
     Raises:
-        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows``, or an illegal
-            action under ``illegal_action="raise"``; the state is then unchanged.
+        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows`` or
+            ``latency_ms``, or an illegal action under ``illegal_action="raise"``; the state is
+            then unchanged.
     """
     st = state
     cfg = st.config
     B = st.batch_size
     acts = _check_actions(actions, B).astype(np.intp, copy=False)
+    override = None if latency_ms is None else _check_latency(latency_ms, B)
     active = st.phase != OVER
     if rows is not None:
         active &= _check_rows(rows, B)
@@ -894,7 +911,7 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
     # A part of the rows (an env stepping only the games whose learner is busy) costs about its
     # share: the per-row work runs on R only, the other rows keep their cached table bits.
     sparse = not all_rows and prev_tbits is not None
-    _decide(st, act2 & (st.fl_action < 0), eff)
+    _decide(st, act2 & (st.fl_action < 0), eff, override)
 
     # Resolution: jump to the earliest landing; land the moves due then, in D8 order.
     if all_rows:
@@ -956,7 +973,7 @@ def _finish_out(out: StepOutput, ev) -> StepOutput:
 _STOCK0 = np.maximum(_STOCK, 0).astype(np.intp)
 
 
-def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray) -> None:
+def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray, override=None) -> None:
     """Time model 2-3 for the deciding seats ``dec`` (B, P): landing time (WAIT: wait_ms, else a
     LATENCY draw for (player, decision index), D7), carried card, decision count."""
     # Only the deciding seats are computed, on flat (B * P) indices: a step of a few rows of a
@@ -971,7 +988,11 @@ def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray) -> None:
         hsh = _mix64(st.lat_key.reshape(-1).take(f) + st.decisions.reshape(-1).take(f).astype(_U64) * _GOLDEN)
     # top 16 bits (streams.top16); seat p's latency table starts at p * 65536 (p = f % 2)
     lat = t.latency.take((hsh >> _S48).astype(np.intp) + ((f & 1) << 16))
-    land = np.where(a == rules.WAIT, cfg.wait_ms, lat) + st.clock.take(f >> 1)
+    lat = np.where(a == rules.WAIT, cfg.wait_ms, lat)
+    if override is not None:
+        given = override.reshape(-1).take(f)
+        lat = np.where(given > 0, given, lat)
+    land = lat + st.clock.take(f >> 1)
     card = st.top.reshape(-1).take(f * S + _STOCK0.take(a))
     card = np.where(_CARRIES.take(a), card, -1)
     st.fl_land.reshape(-1)[f] = land

@@ -191,14 +191,20 @@ class ReferenceGame:
         }
 
     # --- the step -------------------------------------------------------------------------------
-    def step(self, action0, action1) -> StepResult:
+    def step(self, action0, action1, latency_ms=(-1, -1)) -> StepResult:
         """Advance one decision epoch with one egocentric action id (0-22) per player.
 
+        ``latency_ms``: per player, -1 (its latency draw, or ``wait_ms`` for WAIT, D7) or whole
+        ms 1..10^9 from decision to landing of the move it decides this step (``core.step``).
+
         Raises:
-            ValueError: an action that is not an integer id 0-22 (always), or an illegal action
-                with ``illegal_action="raise"``; the game is then unchanged.
+            ValueError: an action that is not an integer id 0-22 or a bad latency (always), or an
+                illegal action with ``illegal_action="raise"``; the game is then unchanged.
         """
         actions = (rules.check_action(action0), rules.check_action(action1))
+        if len(latency_ms) != 2 or any(not _is_int(v) or not (v == -1 or 1 <= v <= 10**9)
+                                       for v in latency_ms):
+            raise ValueError(f"latency_ms must be two values, -1 or whole ms 1..10^9, got {latency_ms!r}")
         if self._phase == OVER:
             return StepResult((0.0, 0.0), False, False, [], (False, False))
         masks = [self.legal_action_mask(p) for p in PLAYERS]
@@ -218,7 +224,7 @@ class ReferenceGame:
         # Decisions of the free players, in seat order; a busy player's action is ignored.
         for p in PLAYERS:
             if self.in_flight[p] is None:
-                self._decide(p, self._substitute(p) if illegal[p] else actions[p])
+                self._decide(p, self._substitute(p) if illegal[p] else actions[p], int(latency_ms[p]))
         self._resolve(events)
 
         # D16: truncation by time, checked after the step.
@@ -241,9 +247,12 @@ class ReferenceGame:
         smaller_is_opp = len(self.centre[1 - p]) < len(self.centre[p])
         return rules.slap_action(1 if smaller_is_opp else 0)
 
-    def _decide(self, p: int, action: int) -> None:
-        """Time-model step 2-3: the move takes the hand until it lands (D7)."""
-        if action == rules.WAIT:
+    def _decide(self, p: int, action: int, given_ms: int = -1) -> None:
+        """Time-model step 2-3: the move takes the hand until it lands (D7); ``given_ms`` >= 1
+        replaces the latency (or ``wait_ms``)."""
+        if given_ms > 0:
+            lands = self.clock_ms + given_ms
+        elif action == rules.WAIT:
             lands = self.clock_ms + self.config.wait_ms
         else:
             model = self.config.latency[p]

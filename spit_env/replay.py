@@ -21,7 +21,9 @@ key                   value
 ``initial``           the snapshot at the game's start (after the first spit, clock 0 or later)
 ``steps``             one dict per core step, in order: ``actions`` [a0, a1] (egocentric action ids
                       the seats submitted, WAIT for a busy seat), ``events`` (the step's events,
-                      docs/RULES.md "Events"), ``snapshot`` (the table after the step)
+                      docs/RULES.md "Events"), ``snapshot`` (the table after the step); and,
+                      only when a seat's latency was given rather than drawn (a human's real
+                      reaction), ``latency_ms`` [l0, l1] (``core.step(latency_ms=...)``, -1 drawn)
 ``outcome``           ``winner`` (seat, -1 none), ``terminated``, ``truncated``, ``rounds``,
                       ``clock_ms``, ``steps``, ``result`` (one line of text)
 ====================  ===========================================================================
@@ -35,6 +37,7 @@ Functions::
 
     recorder = Recorder(state, players)          # right after core.init (batch of one game)
     state, out = core.step(state, actions, events=True); recorder.add(actions[0], state, out)
+    # (a step with given latencies: core.step(..., latency_ms=lat); recorder.add(..., latency_ms=lat[0]))
     record = recorder.record()                   # a JSON-serialisable dict
     save(record, path); record = load(path)      # load validates the schema and its version
     for snap in rebuild(record): ...             # the states again, through the core
@@ -171,9 +174,10 @@ class Recorder:
         """The latest snapshot recorded."""
         return self.steps[-1]["snapshot"] if self.steps else self.initial
 
-    def add(self, actions, state: core.CoreState, out: core.StepOutput) -> dict:
+    def add(self, actions, state: core.CoreState, out: core.StepOutput, latency_ms=None) -> dict:
         """Record one ``core.step``: ``actions`` (2,) the row's submitted action ids, ``state``
-        after the step, ``out`` its output (stepped with ``events=True``). Returns the entry.
+        after the step, ``out`` its output (stepped with ``events=True``), ``latency_ms`` (2,)
+        the row's given latencies if the step had any (-1: drawn). Returns the entry.
 
         Raises:
             ValueError: ``out`` carries no events, or actions are not two action ids.
@@ -185,6 +189,8 @@ class Recorder:
             raise ValueError(f"actions must be the row's two action ids, got {actions!r}")
         entry = {"actions": acts, "events": out.events.for_row(self.row),
                  "snapshot": core.snapshot(state, self.row)}
+        if latency_ms is not None and (np.asarray(latency_ms) != -1).any():
+            entry["latency_ms"] = [int(v) for v in np.asarray(latency_ms).reshape(-1)]
         self.steps.append(entry)
         return entry
 
@@ -296,6 +302,10 @@ def validate(record) -> SpitConfig:
                 isinstance(e, dict) and e.get("type") in rules.EVENT_NAMES for e in step["events"]):
             _fail(f"{where}.events", "must be a list of event dicts with a known 'type'")
         _check_snapshot(step["snapshot"], f"{where}.snapshot")
+        given = step.get("latency_ms", [-1, -1])
+        if not isinstance(given, list) or len(given) != 2 or not all(
+                isinstance(v, int) and not isinstance(v, bool) and (v == -1 or v >= 1) for v in given):
+            _fail(f"{where}.latency_ms", f"must be two values, -1 or whole ms >= 1, got {given!r}")
     if not isinstance(record["outcome"], dict):
         _fail("outcome", "must be a dict")
     return config
@@ -323,7 +333,9 @@ def rebuild(record: dict) -> Iterator[dict]:
     yield core.snapshot(state, 0)
     for k, step in enumerate(record["steps"]):
         try:
-            state, _ = core.step(state, np.array([step["actions"]], dtype=np.int64))
+            given = step.get("latency_ms")
+            state, _ = core.step(state, np.array([step["actions"]], dtype=np.int64),
+                                 latency_ms=None if given is None else np.array([given], dtype=np.int64))
         except ValueError as err:
             raise ValueError(f"steps[{k}].actions: the core rejects {step['actions']}: {err}") from None
         yield core.snapshot(state, 0)

@@ -476,3 +476,33 @@ def test_a_stalled_table_spits_after_the_delay():
     assert snap["clock_ms"] == 500
     mask = core.legal_action_mask(state)
     assert mask[0, 0, 1:11].any()  # a Five now fits the Six
+
+
+def test_given_latency_replaces_the_draw_and_bad_values_change_nothing():
+    """core.step(latency_ms=...): a deciding seat's move lands after the given ms (WAIT too); -1
+    keeps the draw; a busy seat's entry is ignored; bad values raise before anything changes."""
+    config = SpitConfig(wait_ms=100)
+    state = core.init(config, 3, seed=4)
+    drawn = state.copy()
+    given = np.array([[250, -1], [-1, 7], [1, 1]])
+    acts = np.zeros((3, 2), np.int64)  # WAIT everywhere: legal at the start of the play phase
+    core.step(drawn, acts)
+    before = core.snapshot(state, 0)
+    for bad, msg in ((np.zeros((3, 2), np.int64), "-1 .draw. or whole ms"),
+                     (np.full((3, 3), -1), r"\(3, 2\) integer"), (given.astype(float), "integer")):
+        with pytest.raises(ValueError, match=f"latency_ms must.*{msg}"):
+            core.step(state, acts, latency_ms=bad)
+        assert core.snapshot(state, 0) == before
+    clock0 = state.clock.copy()
+    core.step(state, acts, latency_ms=given)
+    assert state.decisions.tolist() == drawn.decisions.tolist()  # each decision counted once
+    # the earliest landing in each row: row 0 seat 1's WAIT (100 ms) before seat 0's 250; row 1
+    # seat 1 at 7 ms; row 2 both at 1 ms
+    assert (state.clock - clock0).tolist() == [100, 7, 1]
+    assert state.fl_land[0, 0] == clock0[0] + 250 and state.fl_action[0, 0] == rules.WAIT
+    assert state.fl_land[1, 0] == clock0[1] + 100
+    busy = state.fl_action >= 0
+    lands = state.fl_land.copy()
+    core.step(state, acts, latency_ms=np.full((3, 2), 5))  # busy seats keep their landing
+    moved = state.fl_land[busy]
+    assert ((moved == lands[busy]) | (state.fl_action[busy] < 0)).all()

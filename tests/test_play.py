@@ -16,6 +16,7 @@ from envs_helpers import build_deal
 import agents
 from experiments.realtime import RealtimeGame, reaction_summary
 from spit_env import core, replay, rules
+from spit_env.reference import RandomSource
 
 textual = pytest.importorskip("textual", reason="the terminal game needs Textual: pip install -e '.[play]'")
 from experiments.play_tui import KEYMAP, PlayApp, key_action, summary_lines  # noqa: E402
@@ -125,31 +126,46 @@ def _slap_phase(game):
     return game.snapshot["phase"] == "slap" and game.holding
 
 
-def test_a_compulsory_slap_holds_the_clock_until_the_human_slaps():
+def _bot_latency_now(game) -> int:
+    """The latency the core draws for the bot's next decision (D7), from the game's own stream."""
+    snap = game.snapshot
+    source = RandomSource(game.state.seed, int(game.state.game_id[0]))
+    return source.latency(game.bot, snap["decisions"][game.bot], game.config.latency[game.bot])
+
+
+@pytest.mark.parametrize("think_ms", [60.0, 2600.0])
+def test_a_compulsory_slap_lands_after_the_humans_real_time_to_decide(think_ms):
     game = RealtimeGame("greedy@club", seed=11, motor_ms=50)
     wall = _greedy_human_until(game, 0.0, _slap_phase)
     mask = game.human_mask()
     assert not mask[rules.WAIT] and mask[rules.slap_action(0)] and mask[rules.slap_action(1)], \
         "the core offers a free player only the two slaps (D11)"
     clock = game.snapshot["clock_ms"]
-    game.advance(wall + 2500.0)  # the human thinks for 2.5 s: the game clock does not run
+    bot_lands = clock + _bot_latency_now(game)
+    game.advance(wall + think_ms / 2)  # the human thinks; the game runs on, the table waits
     assert game.snapshot["clock_ms"] == clock and game.holding
-    assert game.game_ms(wall + 2500.0) == clock
     mine, theirs = (len(game.snapshot["centre"][s]) for s in (game.human, game.bot))
     pile = 0 if mine <= theirs else 1
-    assert game.press(rules.slap_action(pile), wall + 2600.0) is None
-    events = game.advance(wall + 4000.0)
+    assert game.press(rules.slap_action(pile), wall + think_ms) is None
+    given = int(round(game.game_ms(wall + think_ms) - clock)) + 50  # real time to the key + motor
+    events = game.advance(wall + think_ms + 2000.0)
     record = game.record()
     k = next(k for k, s in enumerate(record["steps"]) if s["actions"][0] == rules.slap_action(pile))
     frames = [record["initial"]] + [s["snapshot"] for s in record["steps"]]
-    assert frames[k]["clock_ms"] == clock, "the slap is decided when the round ended"
+    assert frames[k]["clock_ms"] == clock, "both slaps are decided when the round ended"
+    assert record["steps"][k]["latency_ms"] == [given, -1]
     slaps = [e for e in events if e["type"] == "slap"]
-    assert slaps and slaps[0]["clock_ms"] <= clock + 50, "the winner's slap landed"
-    if slaps[0]["player"] == 0:
-        assert slaps[0]["clock_ms"] == clock + 50 and slaps[0]["pile"] == (game.human if pile == 0 else game.bot)
-    assert game.reactions[-1].held and game.reactions[-1].reaction_ms == 2600
+    assert len(slaps) == 1
+    # the first slap to land wins the race (D11): the bot's drawn latency against the human's time
+    if clock + given < bot_lands:
+        assert slaps[0]["player"] == game.human and slaps[0]["clock_ms"] == clock + given
+    else:
+        assert slaps[0]["player"] == game.bot and slaps[0]["clock_ms"] == bot_lands
+    if think_ms > 2000:
+        assert slaps[0]["player"] == game.bot, "a slow human loses the slap race"
+    assert game.reactions[-1].held and game.reactions[-1].reaction_ms == int(think_ms)
     assert not game.holding and game.snapshot["phase"] == "play"
-    assert replay.check(record) == len(record["steps"]) + 1
+    assert replay.check(record) == len(record["steps"]) + 1  # rebuilt with the given latency
 
 
 def test_a_human_that_does_not_slap_gets_the_cores_slap_after_the_timeout():
@@ -163,6 +179,7 @@ def test_a_human_that_does_not_slap_gets_the_cores_slap_after_the_timeout():
     assert "time is up: the rules slap for you" in game.messages
     step = next(s for s in game.record()["steps"] if any(e["type"] == "illegal" for e in s["events"]))
     assert step["actions"][0] == rules.WAIT, "the human's move went to the core as WAIT"
+    assert step["latency_ms"][0] == int(round(game.game_ms(wall + 1600.0) - clock)) + 50
     illegal = next(e for e in step["events"] if e["type"] == "illegal")
     assert illegal["player"] == 0 and illegal["clock_ms"] == clock
 
