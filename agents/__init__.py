@@ -1,4 +1,4 @@
-"""Bots for spit-env: the heuristic bots and the trained-PPO loader.
+"""Bots for spit-env: the heuristic bots and the loaders of trained models (SB3 PPO, RLlib).
 
 Each is declared by name in the entry-point group ``spit_env.policies`` of this project's
 pyproject.toml, so that ``spit_env.policy.make_policy`` finds it without importing this package
@@ -14,6 +14,7 @@ greedy     any legal play at once, else flip, else fill; slap the smaller pile
 chain      greedy, preferring plays that uncover face-down cards and keep a chain of plays going
 racer      chain, plus denial of the opponent's follow-ups, race-aware use of its move in flight
 ppo        a trained MaskablePPO model (``agents.ppo``; ``agents.make("ppo", path=...)``)
+rllib      an RLlib PPO checkpoint (``agents.rllib``; ``agents.make("rllib", path=...)``)
 =========  ==================================================================================
 """
 

@@ -1,7 +1,8 @@
 """Runnable experiments of spit-env (each with ``--help`` and ``--json PATH``):
 
     python -m experiments.train_ppo     train MaskablePPO against bots
-    python -m experiments.tournament    bot / model tournaments
+    python -m experiments.train_rllib   train RLlib PPO on Ray (the [scale] extra), local or a cluster
+    python -m experiments.tournament    bot / model tournaments (--ray: as Ray tasks)
     python -m experiments.benchmark     throughput of the batched core, the reference and the envs
     python -m experiments.game_stats    how long games last and how they end (bots vs themselves)
     python -m experiments.replay        one game as a JSON record (--json) and an HTML page (--out)
