@@ -41,8 +41,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from spit_env import rules
+from spit_env.checks import check_number
 from spit_env.latency import Latency
 from spit_env.observation import read_observation
+from spit_env.policy import uniform_legal_actions
 from spit_env.rules import (
     ACTION_KIND,
     ACTION_PILE,
@@ -160,7 +162,8 @@ def _slap_smaller(view: TableView) -> np.ndarray:
 class RandomBot:
     """``"random"``: a uniformly random legal move per row, WAIT included where legal (always, but in the slap phase).
 
-    Deterministic given ``rng``: one ``rng.random((B, A))`` draw per call.
+    Deterministic given ``rng``: ``spit_env.policy.uniform_legal_actions``, one
+    ``rng.random((B, A))`` draw per call.
     """
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
@@ -169,8 +172,7 @@ class RandomBot:
 
     def act(self, view: TableView | None, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The moves for an already decoded table (the view is not needed here)."""
-        u = rng.random(masks.shape)
-        return np.argmax(np.where(masks, u, -1.0), axis=1).astype(np.int64)
+        return uniform_legal_actions(masks, rng)
 
     def __repr__(self) -> str:
         return "RandomBot()"
@@ -226,11 +228,8 @@ class ChainBot:
     """
 
     def __init__(self, reveal_weight: float = 4.0, chain_weight: float = 1.0, wrap_ranks: bool = True):
-        for name, value in (("reveal_weight", reveal_weight), ("chain_weight", chain_weight)):
-            if not np.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-        self.reveal_weight = float(reveal_weight)
-        self.chain_weight = float(chain_weight)
+        self.reveal_weight = check_number("reveal_weight", reveal_weight, 0)
+        self.chain_weight = check_number("chain_weight", chain_weight, 0)
         self.wrap_ranks = bool(wrap_ranks)
         self.adjacent = rules.ADJACENT[self.wrap_ranks]
         self._neighbours = _neighbour_tables(self.adjacent)
@@ -366,8 +365,7 @@ class RacerBot(ChainBot):
         super().__init__(reveal_weight, chain_weight, wrap_ranks)
         for name, value in (("deny_weight", deny_weight), ("bounce_weight", bounce_weight),
                             ("snipe_weight", snipe_weight), ("contest_weight", contest_weight)):
-            if not np.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+            check_number(name, value, 0)
         if not 0 < doom_p <= 1:
             raise ValueError(f"doom_p must be in (0, 1], got {doom_p!r}")
         self.latency = Latency.parse(latency)

@@ -51,7 +51,7 @@ from spit_env.policy import make_policy, reads_public_table
 
 from .heuristics import RacerBot, TableView
 
-__all__ = ["PlannerBot", "PROFILES"]
+__all__ = ["PlannerBot", "PROFILES", "make_planner", "make_planner_fast"]
 
 #: keyword arguments of the registered planner names
 PROFILES = {
@@ -60,6 +60,17 @@ PROFILES = {
 }
 
 _MAX_ROLLOUT_STEPS = 100_000  # every step advances the clock; more is a core bug
+
+
+def make_planner(**kwargs) -> PlannerBot:
+    """The ``"planner"`` profile (entry point): :class:`PlannerBot` with PROFILES["planner"],
+    any keyword overriding it."""
+    return PlannerBot(**{**PROFILES["planner"], **kwargs})
+
+
+def make_planner_fast(**kwargs) -> PlannerBot:
+    """The ``"planner-fast"`` profile (entry point): PROFILES["planner-fast"], overridable."""
+    return PlannerBot(**{**PROFILES["planner-fast"], **kwargs})
 
 
 def _check_int(name: str, value, lo: int, hi: int) -> int:

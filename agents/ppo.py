@@ -1,4 +1,5 @@
-"""A trained MaskablePPO model as a batched policy, registered as ``"ppo"``.
+"""A trained MaskablePPO model as a batched policy, declared as ``"ppo"`` (entry point), and the
+model's input contract, the one rule training and playing share.
 
 ``agents.make("ppo", path="runs/x/model.zip")`` (or ``spit_env.policy.make_policy``) loads a model
 saved by ``experiments/train_ppo.py`` and returns a :class:`PPOPolicy`: it plays from the same seat
@@ -9,6 +10,12 @@ Inference runs the model's actor (features -> policy MLP -> action logits) in on
 pass per call, on CPU under ``torch.no_grad``; masking and the choice are done in NumPy so that a
 stochastic policy draws only from the ``rng`` it is given (games stay reproducible from their
 seeds and do not touch torch's global random state).
+
+The input contract (:func:`model_input`): a model saved by ``experiments/train_ppo.py`` carries
+``spit_options`` (:data:`INPUT_OPTIONS`): with ``mask_wait`` the model plays with WAIT taken out
+of every mask row that has another legal move (:func:`playing_masks`); with ``obs_mask`` its
+network's input is the (D,) observation followed by those (23,) masks as 0/1 floats. Training
+(``experiments.ppo_envs.ModelInput``) and :class:`PPOPolicy` both call :func:`model_input`.
 """
 
 from __future__ import annotations
@@ -18,18 +25,59 @@ from pathlib import Path
 
 import numpy as np
 
-from spit_env.policy import register_policy
+from spit_env.checks import check_bool
 from spit_env.rules import N_ACTIONS, OBS_DIM
 
-__all__ = ["PPOPolicy", "make_ppo", "load_model", "mask_idle_wait"]
+__all__ = ["PPOPolicy", "make_ppo", "load_model", "mask_idle_wait", "INPUT_OPTIONS",
+           "input_options", "input_size", "playing_masks", "model_input"]
+
+#: The input options a trained model carries (``model.spit_options``), with the values of a
+#: model saved without them (older runs): the plain observation, every legal move.
+INPUT_OPTIONS = {"mask_wait": False, "obs_mask": False}
 
 
 def mask_idle_wait(masks: np.ndarray) -> np.ndarray:
-    """(B, 23) bool masks with WAIT removed from every row that has another legal move (a
-    model trained with ``--mask-wait`` never idles when it can act)."""
+    """(B, 23) bool masks with WAIT removed from every row that has another legal move."""
     masks = np.array(masks, dtype=bool, copy=True)
     masks[:, 0] &= ~masks[:, 1:].any(axis=1)
     return masks
+
+
+def input_options(model) -> dict:
+    """The input options of ``model`` (or its policy): :data:`INPUT_OPTIONS` updated with the
+    ``spit_options`` saved with it."""
+    return {**INPUT_OPTIONS, **(getattr(model, "spit_options", None) or {})}
+
+
+def input_size(options: dict) -> int:
+    """The length of the network's input: D, or D + 23 with ``obs_mask``."""
+    return OBS_DIM + (N_ACTIONS if options.get("obs_mask") else 0)
+
+
+def playing_masks(action_masks: np.ndarray, options: dict) -> np.ndarray:
+    """(B, 23) bool: the legal moves the model chooses among (after ``mask_wait``), a new array."""
+    if options.get("mask_wait"):
+        return mask_idle_wait(action_masks)
+    return np.array(action_masks, dtype=bool, copy=True)
+
+
+def model_input(observations: np.ndarray, action_masks: np.ndarray,
+                options: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The network's input and the playing masks, from an env's view (module docstring).
+
+    Args:
+        observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION``.
+        action_masks: (B, 23) bool, the env's legal moves.
+        options: the model's input options (:func:`input_options`).
+
+    Returns:
+        (inputs (B, input_size(options)) float32, masks (B, 23) bool from :func:`playing_masks`).
+    """
+    masks = playing_masks(action_masks, options)
+    obs = np.asarray(observations, dtype=np.float32)
+    if options.get("obs_mask"):
+        obs = np.concatenate([obs, masks.astype(np.float32)], axis=1)
+    return obs, masks
 
 
 def load_model(path, device: str = "cpu"):
@@ -60,11 +108,8 @@ class PPOPolicy:
     Args:
         model: a ``MaskablePPO`` model, or its ``.policy`` (a MaskableActorCriticPolicy). The actor
             is deep-copied, so later training of ``model`` does not change this policy (a frozen
-            snapshot, as self-play needs). A model saved by the training script carries
-            ``spit_options``; with ``mask_wait`` the policy never WAITs when it has another
-            legal move, as in training; with ``obs_mask`` the network's input is the (D,)
-            observation followed by the (23,) legal mask (after ``mask_wait``) as 0/1 floats.
-            Models saved without the option (older ones) take the plain observation.
+            snapshot, as self-play needs). Its input options (``spit_options``) apply as in
+            training (:func:`model_input`).
         deterministic: play the most probable legal action (default) instead of sampling one.
 
     Raises:
@@ -77,18 +122,17 @@ class PPOPolicy:
         from torch import nn
 
         policy = getattr(model, "policy", model)
-        #: options the training script saved with the model (``spit_options``), e.g. mask_wait
-        self.options = dict(getattr(model, "spit_options", {}) or {})
+        #: the model's input options (:func:`input_options`), e.g. mask_wait
+        self.options = input_options(model)
         obs_shape = tuple(policy.observation_space.shape)
         n_actions = getattr(policy.action_space, "n", None)
-        dim = OBS_DIM + (N_ACTIONS if self.options.get("obs_mask") else 0)
+        dim = input_size(self.options)
         if obs_shape != (dim,) or n_actions != N_ACTIONS:
             raise ValueError(
                 f"model: expected observation shape ({dim},) and {N_ACTIONS} actions, "
                 f"got {obs_shape} and {n_actions}"
             )
-        if not isinstance(deterministic, bool):
-            raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
+        check_bool("deterministic", deterministic)
         features = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
         self._actor = copy.deepcopy(
             nn.Sequential(features, policy.mlp_extractor.policy_net, policy.action_net)
@@ -106,32 +150,30 @@ class PPOPolicy:
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
         """(B, 23) float32 unmasked action logits for (B, D) observations.
 
-        ``action_masks`` (B, 23) bool, the masks the policy plays with (after ``mask_wait``),
-        is required by an ``obs_mask`` model (it is part of the network's input) and ignored
-        otherwise.
+        ``action_masks`` (B, 23) bool, the env's legal moves, is required by an ``obs_mask``
+        model (they are part of its input, :func:`model_input`) and ignored otherwise.
 
         Raises:
             ValueError: an ``obs_mask`` model without ``action_masks``.
         """
-        torch = self._torch
-        obs = np.asarray(observations, dtype=np.float32)
-        if self.options.get("obs_mask"):
-            if action_masks is None:
+        if action_masks is None:
+            if self.options.get("obs_mask"):
                 raise ValueError("action_masks: this model takes the legal mask as input; pass it")
-            obs = np.concatenate([obs, np.asarray(action_masks, dtype=np.float32)], axis=1)
-        obs = torch.as_tensor(obs)
+            action_masks = np.ones((len(observations), N_ACTIONS), bool)
+        return self._forward(model_input(observations, action_masks, self.options)[0])
+
+    def _forward(self, inputs: np.ndarray) -> np.ndarray:
+        torch = self._torch
         with torch.no_grad():
-            return self._actor(obs).numpy()
+            return self._actor(torch.as_tensor(inputs)).numpy()
 
     def __call__(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
-        masks = np.asarray(action_masks, dtype=bool)
-        if len(masks) == 0:
+        if len(action_masks) == 0:
             return np.zeros(0, dtype=np.int64)
-        if self.options.get("mask_wait"):
-            masks = mask_idle_wait(masks)
-        scores = np.where(masks, self.logits(observations, masks), -np.inf)
+        inputs, masks = model_input(observations, action_masks, self.options)
+        scores = np.where(masks, self._forward(inputs), -np.inf)
         if not self.deterministic:
             # Gumbel-max: argmax(logit + Gumbel noise) is a draw from softmax(logits).
             scores = scores + rng.gumbel(size=scores.shape)
@@ -153,6 +195,4 @@ def make_ppo(path=None, model=None, deterministic: bool = True) -> PPOPolicy:
         return PPOPolicy.load(path, deterministic=deterministic)
     return PPOPolicy(model, deterministic=deterministic)
 
-
-register_policy("ppo", make_ppo)
 

@@ -58,7 +58,11 @@ _COUNT12, _SELECT12 = _select_tables(12)
 
 
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random legal action per mask row, vectorised.
+    """A uniformly random legal action per mask row, vectorised, at the least cost.
+
+    The same distribution as ``spit_env.policy.uniform_legal_actions`` (the package's helper for
+    "any legal move"), drawn another way: one uniform per row instead of one per action, so that
+    the timed loops measure the environment and not the choice of moves.
 
     Args:
         mask: (..., A) bool legal-action mask with at least one True per row (A <= 24).
@@ -140,9 +144,9 @@ def bench_reference(config: SpitConfig, steps: int, seed: int = 0) -> tuple[floa
 
 
 # --- environment adapters ------------------------------------------------------------------------
-# The environments helper adds rows here: each entry is a callable (args) -> list of row dicts
-# with at least "name", "steps_per_s" (wall, median over repeats) and "unit" (what a step is),
-# e.g. the PettingZoo ParallelEnv loop and SpitVecEnv steps/s with a greedy opponent.
+# Rows of the adapters: each entry is a callable (args) -> list of row dicts with at least "name",
+# "steps_per_s" (wall, median over repeats) and "unit" (what a step is); _adapter_rows below adds
+# the PettingZoo ParallelEnv loop and SpitVecEnv steps/s with a greedy and a racer opponent.
 ADAPTER_BENCHMARKS: list[Callable[[argparse.Namespace], list[dict]]] = []
 
 

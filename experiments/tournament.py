@@ -29,6 +29,15 @@ config of the games it plays (``--latency`` sets the default of both seats). A p
 with a ``with_latency(latency)`` method (the ``racer`` bot, which models its own latency) is
 given its seat's latency.
 
+**Tasks and Ray.** A pairing's games are split into jobs (:class:`GameJob`): chunks of at most
+``--chunk`` deals (default 1000), each played in both seat orders. Chunk k seeds the policies'
+generators with (seed, seat, k) -- chunk 0 with (seed, seat), as a pairing played in one piece --
+so a job's games depend only on the job, never on where or in which order it runs. The local run
+plays the jobs one after another; ``--ray [ADDRESS]`` runs each as a Ray task
+(``experiments/ray_tournament.py``; a local Ray on 127.0.0.1 by default, a cluster by its
+address) and the table is the same, number for number. A smaller ``--chunk`` spreads a long
+pairing over more CPUs (for the same seed, a different chunk size gives other random draws).
+
 **Latency study** (:func:`latency_curve`): one bot against itself, one seat's mean latency varied
 over a grid (log-normal, sd = 20% of the mean like the presets, floor 150 ms), the other seat at
 ``--latency`` (club, 500 ms, by default); the win rate of the varied player with 95% bands.
@@ -40,13 +49,16 @@ import argparse
 import csv
 import json
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from spit_env import core
+from spit_env.checks import check_int
 from spit_env.config import SpitConfig
 from spit_env.latency import PRESET_MIN_MS, Latency
 from spit_env.policy import call_policy, make_policy, parse_profile
@@ -54,6 +66,8 @@ from spit_env.policy import call_policy, make_policy, parse_profile
 __all__ = [
     "Player",
     "PairingResult",
+    "GameJob",
+    "pairing_jobs",
     "run_games",
     "play_pairing",
     "round_robin",
@@ -98,6 +112,10 @@ class Player:
         name, latency = parse_profile(spec)
         if name.endswith(".zip"):
             return cls(spec, "ppo", latency, {"path": name})
+        from agents.rllib import is_rllib_checkpoint
+
+        if is_rllib_checkpoint(name):  # a checkpoint folder of experiments/train_rllib.py
+            return cls(spec, "rllib", latency, {"path": name})
         return cls(spec, name, latency)
 
     def build(self, seat_latency: Latency):
@@ -126,6 +144,7 @@ def run_games(
     seed: int = 0,
     batch_size: int = 256,
     policy_seed: int | None = None,
+    policy_stream: int = 0,
     trace: Trace | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, np.ndarray]:
@@ -144,6 +163,8 @@ def run_games(
         seed: the game seed (deals and all random streams).
         batch_size: games stepped at once, >= 1.
         policy_seed: seeds the policies' generators (default: ``seed``).
+        policy_stream: >= 0; a stream k > 0 seeds them with (policy_seed, seat, k) instead of
+            (policy_seed, seat): the chunks of a pairing (:class:`GameJob`) draw apart.
         trace: called as ``trace(state, row_game_ids)`` after the start and after every step
             (row_game_ids (B,) int64, -1 for an idle row); for tests and replays.
         progress: called with the number of games that just finished.
@@ -157,8 +178,7 @@ def run_games(
     Raises:
         ValueError: a bad batch size or game id list, an unknown policy or a bad profile.
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    check_int("batch_size", batch_size, 1)
     ids = np.asarray(game_ids, dtype=np.int64).reshape(-1)
     if ids.size and (ids.min() < 0 or np.unique(ids).size != ids.size):
         raise ValueError("game_ids must be distinct non-negative integers")
@@ -166,7 +186,11 @@ def run_games(
     config = _seat_config(config or SpitConfig(), seat0, seat1)
     policies = [p.build(config.latency[s]) for s, p in enumerate((seat0, seat1))]
     pseed = seed if policy_seed is None else policy_seed
-    rngs = [np.random.default_rng([int(pseed), s]) for s in range(2)]
+    if isinstance(policy_stream, bool) or not isinstance(policy_stream, (int, np.integer)) \
+            or policy_stream < 0:
+        raise ValueError(f"policy_stream must be an integer >= 0, got {policy_stream!r}")
+    stream = [int(policy_stream)] if policy_stream else []
+    rngs = [np.random.default_rng([int(pseed), s, *stream]) for s in range(2)]
 
     n = ids.size
     winner = np.full(n, -1, np.int8)
@@ -323,34 +347,107 @@ class PairingResult:
     mean_steps: float
 
 
-def play_pairing(a: Player | str, b: Player | str, deals: int, *, config: SpitConfig | None = None,
-                 seed: int = 0, first_game: int = 0, batch_size: int = 256,
-                 progress: Callable[[int], None] | None = None) -> PairingResult:
-    """Duplicate deals: game ids first_game .. first_game + deals - 1, each with a in seat 0 then
-    with b in seat 0. See the module docstring for the scoring."""
-    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
-        raise ValueError(f"deals must be an integer >= 1, got {deals!r}")
+@dataclass(frozen=True)
+class GameJob:
+    """One task of a pairing: ``count`` deals from game id ``first_game``, ``seat0`` in seat 0.
+
+    ``swapped`` marks the job whose seat 0 is the pairing's second player; ``stream`` is the
+    chunk's index, which seeds the policies' generators (see :func:`run_games`). A job is
+    picklable, and its games depend on nothing but the job and :meth:`run`'s arguments.
+    """
+
+    seat0: Player
+    seat1: Player
+    first_game: int
+    count: int
+    stream: int = 0
+    swapped: bool = False
+
+    def run(self, *, config: SpitConfig | None = None, seed: int = 0, batch_size: int = 256,
+            progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
+        """Play the job's games (:func:`run_games`); returns its dict of (count,) arrays."""
+        ids = np.arange(self.first_game, self.first_game + self.count)
+        return run_games(self.seat0, self.seat1, ids, config=config, seed=seed,
+                         batch_size=batch_size, policy_stream=self.stream, progress=progress)
+
+
+#: ``runner(jobs, run_one, progress) -> outputs``: plays every job (``run_one(job)`` is
+#: ``job.run`` with the tournament's config, seed and batch size bound) and returns the outputs
+#: in the order of ``jobs``; ``progress(n)`` after n games. None: one after another, here.
+Runner = Callable[[list, Callable, Callable[[int], None] | None], list]
+
+
+def run_jobs_locally(jobs, run_one, progress=None) -> list:
+    """The default :data:`Runner`: the jobs one after another in this process."""
+    return [run_one(job, progress=progress) for job in jobs]
+
+
+def pairing_jobs(a: Player | str, b: Player | str, deals: int, *, first_game: int = 0,
+                 chunk: int | None = None) -> list[GameJob]:
+    """The jobs of a duplicate-deal pairing: chunks of at most ``chunk`` deals (None: one chunk),
+    chunk k as stream k, each played with a in seat 0 and with b in seat 0.
+
+    Raises:
+        ValueError: deals or chunk not an integer >= 1, a bad first game or player.
+    """
+    check_int("deals", deals, 1)
+    check_int("chunk", chunk, 1, none_ok=True)
+    check_int("first_game", first_game, 0)
     a, b = Player.parse(a), Player.parse(b)
-    ids = np.arange(first_game, first_game + deals)
-    kw = dict(config=config, seed=seed, batch_size=batch_size, progress=progress)
-    ab = run_games(a, b, ids, **kw)
-    ba = run_games(b, a, ids, **kw)
-    wins_a = int((ab["winner"] == 0).sum() + (ba["winner"] == 1).sum())
-    wins_b = int((ab["winner"] == 1).sum() + (ba["winner"] == 0).sum())
-    games = 2 * deals
+    size = int(deals if chunk is None else chunk)
+    jobs = []
+    for k, start in enumerate(range(int(first_game), int(first_game) + int(deals), size)):
+        n = min(size, int(first_game) + int(deals) - start)
+        jobs += [GameJob(a, b, start, n, k, False), GameJob(b, a, start, n, k, True)]
+    return jobs
+
+
+def pairing_result(a: Player, b: Player, jobs: Sequence[GameJob],
+                   outputs: Sequence[dict]) -> PairingResult:
+    """Score the outputs of a pairing's jobs (module docstring: scoring)."""
+    wins_a = wins_b = truncated = 0
+    for job, out in zip(jobs, outputs, strict=True):
+        first, second = int((out["winner"] == 0).sum()), int((out["winner"] == 1).sum())
+        wins_a += second if job.swapped else first
+        wins_b += first if job.swapped else second
+        truncated += int(out["truncated"].sum())
+    games = int(sum(out["winner"].size for out in outputs))
     draws = games - wins_a - wins_b
     lo, hi = wilson_interval(wins_a + draws / 2, games)
     return PairingResult(
-        a=a.label, b=b.label, deals=int(deals), games=games, wins_a=wins_a, wins_b=wins_b,
-        draws=draws, truncated=int(ab["truncated"].sum() + ba["truncated"].sum()),
-        win_rate=(wins_a + draws / 2) / games, ci_low=lo, ci_high=hi,
-        mean_steps=float(np.concatenate([ab["steps"], ba["steps"]]).mean()),
+        a=a.label, b=b.label, deals=games // 2, games=games, wins_a=wins_a, wins_b=wins_b,
+        draws=draws, truncated=truncated, win_rate=(wins_a + draws / 2) / games, ci_low=lo,
+        ci_high=hi, mean_steps=float(np.concatenate([out["steps"] for out in outputs]).mean()),
     )
 
 
+def play_pairing(a: Player | str, b: Player | str, deals: int, *, config: SpitConfig | None = None,
+                 seed: int = 0, first_game: int = 0, batch_size: int = 256,
+                 progress: Callable[[int], None] | None = None, chunk: int | None = None,
+                 runner: Runner | None = None) -> PairingResult:
+    """Duplicate deals: game ids first_game .. first_game + deals - 1, each with a in seat 0 then
+    with b in seat 0, in chunks of ``chunk`` deals (None: one piece; :func:`pairing_jobs`) run
+    by ``runner`` (None: here, one after another). See the module docstring for the scoring."""
+    a, b = Player.parse(a), Player.parse(b)
+    jobs = pairing_jobs(a, b, deals, first_game=first_game, chunk=chunk)
+    run_one = partial(_run_job, config=config, seed=seed, batch_size=batch_size)
+    outputs = (runner or run_jobs_locally)(jobs, run_one, progress)
+    return pairing_result(a, b, jobs, outputs)
+
+
+def _run_job(job: GameJob, *, config, seed, batch_size, progress=None) -> dict:
+    return job.run(config=config, seed=seed, batch_size=batch_size, progress=progress)
+
+
 def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConfig | None = None,
-                seed: int = 0, batch_size: int = 256, show_progress: bool = True) -> dict:
+                seed: int = 0, batch_size: int = 256, show_progress: bool = True,
+                chunk: int | None = None, runner: Runner | None = None) -> dict:
     """Every pairing of ``players`` over the same ``deals`` duplicate deals.
+
+    The pairings' jobs (chunks of ``chunk`` deals, None: one per seat order; see
+    :func:`pairing_jobs`) go to ``runner`` all at once (None: played here one after another;
+    ``experiments.ray_tournament.run_jobs_on_ray``: as Ray tasks). The result does not depend
+    on the runner.
 
     Returns:
         a JSON-serialisable dict: "players", "deals", "seed", "config", "pairings" (list of
@@ -371,12 +468,16 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     k = len(players)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     bar = tqdm(total=len(pairs) * 2 * deals, desc="tournament", unit="game", disable=not show_progress)
+    jobs = [pairing_jobs(players[i], players[j], deals, chunk=chunk) for i, j in pairs]
+    run_one = partial(_run_job, config=config, seed=seed, batch_size=batch_size)
+    outputs = (runner or run_jobs_locally)([job for js in jobs for job in js], run_one, bar.update)
     results = []
     score = np.zeros((k, k))
     games = np.zeros((k, k))
-    for i, j in pairs:
-        res = play_pairing(players[i], players[j], deals, config=config, seed=seed,
-                           batch_size=batch_size, progress=bar.update)
+    done = 0
+    for (i, j), js in zip(pairs, jobs, strict=True):
+        res = pairing_result(players[i], players[j], js, outputs[done:done + len(js)])
+        done += len(js)
         results.append(res)
         score[i, j] = res.wins_a + res.draws / 2
         score[j, i] = res.wins_b + res.draws / 2
@@ -427,8 +528,10 @@ def study_latency(mean_ms: float, cv: float = 0.2) -> Latency:
 
 def latency_curve(bot: str, means_ms: Sequence[float], deals: int, *,
                   config: SpitConfig | None = None, reference: str | Latency = "club",
-                  seed: int = 0, batch_size: int = 256, show_progress: bool = True) -> dict:
-    """Win rate of ``bot`` with mean latency m against ``bot`` at ``reference``, for each m.
+                  seed: int = 0, batch_size: int = 256, show_progress: bool = True,
+                  runner: Runner | None = None) -> dict:
+    """Win rate of ``bot`` with mean latency m against ``bot`` at ``reference``, for each m
+    (each point's two seat orders run by ``runner``, as in :func:`round_robin`).
 
     Each point is a duplicate-deal pairing of ``deals`` deals (same deals at every m).
 
@@ -446,7 +549,7 @@ def latency_curve(bot: str, means_ms: Sequence[float], deals: int, *,
         fast = Player(f"{bot}@{m:g}ms", bot, study_latency(m))
         base = Player(f"{bot}@{ref.label}", bot, ref)
         res = play_pairing(fast, base, deals, config=config, seed=seed, batch_size=batch_size,
-                           progress=bar.update)
+                           progress=bar.update, runner=runner)
         points.append({"mean_ms": float(m), "win_rate": res.win_rate, "ci_low": res.ci_low,
                        "ci_high": res.ci_high, "games": res.games, "draws": res.draws})
     bar.close()
@@ -542,16 +645,36 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--latency-plot", type=Path, help="write the latency curve PNG here")
     p.add_argument("--no-tournament", action="store_true", help="run only the latency study")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--chunk", type=int, default=1000,
+                   help="deals per job (one task on Ray); the table depends on it, not on where "
+                   "the jobs run (default: %(default)s)")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run the jobs as Ray tasks: alone, on a local Ray started on 127.0.0.1 "
+                   "for this run; 'auto' or HOST:PORT for a running cluster (needs the 'scale' "
+                   "extra)")
+    p.add_argument("--ray-cpus", type=int, default=None,
+                   help="CPUs of the local Ray of a bare --ray (default: all)")
     args = p.parse_args(argv)
     if args.games < 1:
         p.error("--games must be >= 1")
+    if args.chunk < 1:
+        p.error("--chunk must be >= 1")
+    if args.ray_cpus is not None and args.ray_cpus < 1:
+        p.error("--ray-cpus must be >= 1")
+    if args.ray is not None:
+        from experiments.ray_connect import parse_address
+
+        try:
+            parse_address(args.ray)
+        except ValueError as err:
+            p.error(f"--ray: {err}")
     if args.batch < 1:
         p.error("--batch must be >= 1")
     players = [s.strip() for s in args.players.split(",") if s.strip()]
     for spec in players + ([args.latency_study] if args.latency_study else []):
         try:
             Player.parse(spec).build(Latency.preset("club"))
-        except (ValueError, OSError) as err:
+        except (ValueError, OSError, ImportError) as err:  # ImportError: a broken bot plug-in
             p.error(f"--players / --latency-study: {spec!r}: {err}")
     if not args.no_tournament and len(set(players)) < 2:
         p.error(f"--players needs at least 2 distinct players, got {players}")
@@ -575,6 +698,19 @@ def _print_table(result: dict) -> None:
 def main(argv=None) -> dict:
     """Command-line entry point; returns {"tournament": ..., "latency": ...} (None if not run)."""
     args = _parse_args(argv)
+    if args.ray is None:
+        return _main(args, None)
+    from experiments.ray_connect import RayConnectError, RayMissingError, ray_session
+    from experiments.ray_tournament import run_jobs_on_ray
+
+    try:
+        with ray_session(args.ray, num_cpus=args.ray_cpus):
+            return _main(args, run_jobs_on_ray)
+    except (RayMissingError, RayConnectError) as err:
+        sys.exit(f"python -m experiments.tournament: error: --ray: {err}")
+
+
+def _main(args: argparse.Namespace, runner: Runner | None) -> dict:
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
@@ -583,7 +719,8 @@ def main(argv=None) -> dict:
     if not args.no_tournament:
         players = [s.strip() for s in args.players.split(",") if s.strip()]
         result = round_robin(players, args.games, config=config, seed=args.seed,
-                             batch_size=args.batch, show_progress=not args.quiet)
+                             batch_size=args.batch, show_progress=not args.quiet,
+                             chunk=args.chunk, runner=runner)
         out["tournament"] = result
         _print_table(result)
         if args.json:
@@ -597,7 +734,7 @@ def main(argv=None) -> dict:
         grid = [float(x) for x in args.latency_grid.split(",") if x.strip()]
         curve = latency_curve(args.latency_study, grid, args.latency_games or args.games,
                               config=config, reference=Latency.parse(args.latency), seed=args.seed,
-                              batch_size=args.batch, show_progress=not args.quiet)
+                              batch_size=args.batch, show_progress=not args.quiet, runner=runner)
         out["latency"] = curve
         for pt in curve["points"]:
             print(f"{curve['bot']} at {pt['mean_ms']:.0f} ms vs {curve['reference']}: "

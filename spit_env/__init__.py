@@ -1,5 +1,7 @@
-"""spit-env: a fast, vectorised reinforcement-learning environment for the real-time card game
-Spit, with simulated reaction time. Rules: docs/RULES.md; environments: docs/ENVIRONMENTS.md.
+"""spit-env: an RL environment for the real-time card game Spit.
+
+spit-env: a fast, vectorised reinforcement-learning environment for the real-time card game Spit,
+with simulated reaction time. Rules: docs/RULES.md; environments: docs/ENVIRONMENTS.md.
 
 Entry points:
 
@@ -9,7 +11,8 @@ Entry points:
   ``spit_env.SpitGymEnv``: one learner against an opponent policy. No auto-reset.
 * ``spit_env.SpitVecEnv(num_envs, opponent="greedy", ...)``: a stable-baselines3 VecEnv over B
   games of the batched core, same-step auto-reset (imported lazily: it needs stable-baselines3).
-* ``spit_env.policy``: the Policy protocol, the bot registry and "name@latency" profiles.
+* ``spit_env.policy``: the Policy protocol, the policy registry (bots are plug-ins declared in the
+  entry-point group ``spit_env.policies``) and "name@latency" profiles.
 * ``spit_env.read_observation(obs)``: a batch of observations decoded into named fields, to
   write a bot against (``spit_env.observation``).
 * ``spit_env.testing.check_environments(config)``: every API checker on a config, for CI.

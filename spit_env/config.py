@@ -1,10 +1,10 @@
-"""``SpitConfig``: every rules flag of docs/RULES.md and the time model, validated at construction."""
+"""``SpitConfig``: every rules flag of docs/RULES.md and the time model, validated when built."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from numbers import Integral
 
+from .checks import check_bool, check_choice, check_int, is_int
 from .latency import Latency
 
 TIE_BREAKS = ("coin", "player_0", "player_1")
@@ -66,20 +66,19 @@ class SpitConfig:
 
     def __post_init__(self):
         object.__setattr__(self, "latency", _parse_latency_pair(self.latency))
-        _check_int("wait_ms", self.wait_ms, 1, 60_000)
-        _check_int("spit_delay_ms", self.spit_delay_ms, 0, 60_000)
-        _check_choice("tie_break", self.tie_break, TIE_BREAKS)
-        _check_int("max_rounds", self.max_rounds, 1, 10_000)
-        _check_int("max_game_ms", self.max_game_ms, 1, 1_000_000_000)
-        _check_choice("scoring", self.scoring, SCORINGS)
-        _check_int("target_points", self.target_points, 1, 10_000)
-        _check_bool("auto_flip", self.auto_flip)
-        _check_bool("wrap_ranks", self.wrap_ranks)
-        _check_choice("illegal_action", self.illegal_action, ILLEGAL_ACTIONS)
-        _check_bool("observe_opponent_move", self.observe_opponent_move)
-        if self.stall_timeout_ms is not None:
-            _check_int("stall_timeout_ms", self.stall_timeout_ms, 1, 1_000_000_000, none_ok=True)
-        _check_bool("win_on_empty_hand", self.win_on_empty_hand)
+        check_int("wait_ms", self.wait_ms, 1, 60_000)
+        check_int("spit_delay_ms", self.spit_delay_ms, 0, 60_000)
+        check_choice("tie_break", self.tie_break, TIE_BREAKS)
+        check_int("max_rounds", self.max_rounds, 1, 10_000)
+        check_int("max_game_ms", self.max_game_ms, 1, 1_000_000_000)
+        check_choice("scoring", self.scoring, SCORINGS)
+        check_int("target_points", self.target_points, 1, 10_000)
+        check_bool("auto_flip", self.auto_flip)
+        check_bool("wrap_ranks", self.wrap_ranks)
+        check_choice("illegal_action", self.illegal_action, ILLEGAL_ACTIONS)
+        check_bool("observe_opponent_move", self.observe_opponent_move)
+        check_int("stall_timeout_ms", self.stall_timeout_ms, 1, 1_000_000_000, none_ok=True)
+        check_bool("win_on_empty_hand", self.win_on_empty_hand)
 
     def replace(self, **changes) -> SpitConfig:
         """A copy with some fields changed (validated again).
@@ -97,14 +96,78 @@ class SpitConfig:
         """A JSON-serialisable description (latency models by label and parameters)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "latency"}
         out["latency"] = [
-            {"kind": m.kind, "mean_ms": m.mean_ms, "std_ms": m.std_ms, "min_ms": m.min_ms, "name": m.name}
+            {
+                "kind": m.kind,
+                "mean_ms": m.mean_ms,
+                "std_ms": m.std_ms,
+                "min_ms": m.min_ms,
+                "name": m.name,
+            }
             for m in self.latency
         ]
         return out
 
+    @classmethod
+    def from_dict(cls, data) -> SpitConfig:
+        """The inverse of :meth:`to_dict`: a SpitConfig from its JSON description.
+
+        A field left out keeps its default.
+
+        Raises:
+            ValueError: not a dict, an unknown field, a bad latency description or a bad value,
+                naming the field.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"config must be a dict of SpitConfig fields, got {type(data).__name__}"
+            )
+        changes = dict(data)
+        if "latency" in changes:
+            lat = changes["latency"]
+            if not isinstance(lat, (list, tuple)) or len(lat) != 2:
+                raise ValueError(f"latency must be a list of two latency descriptions, got {lat!r}")
+            changes["latency"] = tuple(
+                _latency_from_dict(m, f"latency[{i}]") for i, m in enumerate(lat)
+            )
+        return cls().replace(**changes)
+
+
+def _latency_from_dict(data, name: str) -> Latency:
+    """A Latency from one entry of :meth:`SpitConfig.to_dict`'s ``latency`` list."""
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{name} must be a dict with kind, mean_ms, std_ms, min_ms, name; got {data!r}"
+        )
+    try:
+        if data.get("name"):
+            model = Latency.preset(data["name"])
+        elif data.get("kind") == "fixed":
+            model = Latency.fixed(data["mean_ms"])
+        elif data.get("kind") in ("normal", "lognormal"):
+            build = Latency.normal if data["kind"] == "normal" else Latency.lognormal
+            model = build(data["mean_ms"], data["std_ms"], data["min_ms"])
+        else:
+            raise ValueError(
+                f"kind must be 'fixed', 'normal' or 'lognormal', got {data.get('kind')!r}"
+            )
+    except KeyError as err:
+        raise ValueError(f"{name} is missing {err.args[0]!r}") from None
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+    described = {k: data[k] for k in ("kind", "mean_ms", "std_ms", "min_ms") if k in data}
+    built = {
+        "kind": model.kind,
+        "mean_ms": model.mean_ms,
+        "std_ms": model.std_ms,
+        "min_ms": model.min_ms,
+    }
+    if any(built[k] != v for k, v in described.items()):
+        raise ValueError(f"{name}: {data!r} does not describe the model {model.label!r} ({built})")
+    return model
+
 
 def _parse_latency_pair(value) -> tuple[Latency, Latency]:
-    if isinstance(value, (Latency, str, int)) and not isinstance(value, bool):
+    if isinstance(value, (Latency, str)) or is_int(value):
         one = _parse_one(value, "latency")
         return (one, one)
     if isinstance(value, (tuple, list)) and len(value) == 2:
@@ -120,24 +183,6 @@ def _parse_one(value, name: str) -> Latency:
         return Latency.parse(value)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
-
-
-def _check_int(name: str, value, lo: int, hi: int, none_ok: bool = False) -> None:
-    allowed = f"an integer in {lo}..{hi}" + (" or None" if none_ok else "")
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be {allowed}, got {value}")
-
-
-def _check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-
-
-def _check_bool(name: str, value) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 def check_config(config) -> SpitConfig:

@@ -4,7 +4,7 @@ Every user-facing API (PettingZoo, Gymnasium, SB3 VecEnv) is a view of this modu
 docs/RULES.md (decisions D1-D17 and "The time model, exactly") to the millisecond and to the random
 draw, and is tested step for step against the scalar reference game (``reference.py``).
 
-Functions (all take and return a :class:`CoreState`; ``step`` updates it in place)::
+Functions (each takes a :class:`CoreState`; ``reset`` and ``step`` update it in place)::
 
     state = init(config, batch_size, seed=0, *, first_game=0, deals=None)
     state = reset(state, rows, game_ids, deals=None)
@@ -36,15 +36,38 @@ each stock place keeps an index (``pidx``) that encodes its face-up top rank, wh
 moved by FILL and whether it awaits a FLIP; one table lookup per place with the two centre-pile
 top ranks gives that place's PLAY / FILL / FLIP bits. The same words serve the action mask, the
 legality check of ``step`` and the D9 stall check ("no seat has a table move").
+
+Legend of the short names inside the functions (the arrays are CoreState's):
+
+================  ================================================================================
+``R``             (n,) intp row (game) indices a function works on; ``Rj``, ``Rk``, ``Rs``, ``Ro``
+                  ... are subsets of them (``j``, ``k`` index into the arrays of the larger set)
+``p``, ``pl``     a player / seat 0-1 (absolute, not egocentric); ``pile`` an absolute pile 0-1
+``f``, ``f2``     flat seat index ``b * P + p`` into ``arr.reshape(-1)`` of a (B, P) array;
+                  ``fp`` the same for a (B, P) centre array (``b * P + pile``)
+``f5``            flat stock-place index ``(b * P + p) * S + s`` into a (B, P, S) array
+``pidx``          a place's index into the legal-move bits table (``_place_index``)
+``bits``          (B, P) uint32 legal-move words (bit a: action a legal), ``_mask_bits``
+``tbits``         (B, P) uint32 table bits: PLAY / FILL / FLIP allowed by the cards alone, whatever
+                  the phase or move in flight (``_table_bits``); the D9 stall check reads them
+``fl_*``          the move in flight of each seat (action, carried card, landing ms), D7
+``t``             landing time in ms; ``l0``, ``l1`` the two seats' landing times
+``cn``, ``ct``    centre-pile card counts and top cards
+``FP``, ``FC``    the observation builder's flat player / egocentric centre-pile indices
+``ev``, ``out``   the step's event collector (None: no events) and its StepOutput
+``_lut``          a state's lookup tables (``_Tables`` of its config)
+================  ================================================================================
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 import numpy as np
 
 from . import rules, streams
+from .checks import check_int, is_int
 from .config import SpitConfig, check_config
 
 __all__ = [
@@ -65,7 +88,8 @@ __all__ = [
     "public_table",
 ]
 
-P, S, H, A, N = rules.N_PLAYERS, rules.N_STOCKS, rules.MAX_STOCK_HEIGHT, rules.N_ACTIONS, rules.N_CARDS
+P, S, H = rules.N_PLAYERS, rules.N_STOCKS, rules.MAX_STOCK_HEIGHT
+A, N = rules.N_ACTIONS, rules.N_CARDS
 PLAY, SLAP, OVER = rules.PHASE_PLAY, rules.PHASE_SLAP, rules.PHASE_OVER
 
 #: landing time of "no move in flight": later than any clock (max_game_ms <= 10**9)
@@ -86,8 +110,11 @@ _M1, _M2 = _U64(0xBF58476D1CE4E5B9), _U64(0x94D049BB133111EB)
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:
-    """streams.mix64 for uint64 arrays (not scalars), without the errstate context: wrapping
-    arithmetic on arrays never warns."""
+    """streams.mix64 for uint64 arrays, without the errstate context.
+
+    streams.mix64 for uint64 arrays (not scalars), without the errstate context: wrapping arithmetic
+    on arrays never warns.
+    """
     x = x ^ (x >> _S30)
     x *= _M1
     x ^= x >> _S27
@@ -118,20 +145,26 @@ _FLIP_BITS = sum(_BIT[rules.FLIP_BASE:rules.SLAP_BASE])
 _SLAP_BITS = sum(_BIT[rules.SLAP_BASE:])
 _TABLE_BITS = _PLAY_BITS | _FILL_BITS | _FLIP_BITS  # the moves that count against a stall (D9)
 _EMPTY_BIT = 1 << 31
-_N_CODES = 43  # place codes: 0 empty, else 1 + face-up rank (0 if face down) + 14 fillable + 28 flippable
+# place codes: 0 empty, else 1 + face-up rank (0 if face down) + 14 fillable + 28 flippable
+_N_CODES = 43
 #: (2,) uint32, indexed by the empty bit: FILL is legal only if some place is empty (D6)
 _KEEP = np.array([0xFFFFFFFF & ~_FILL_BITS, 0xFFFFFFFF], np.uint32)
 #: (6,) uint32 gates indexed by free + 2 * phase: which bits a seat may use (busy / over: WAIT)
 _GATE_AND = np.array([0, _TABLE_BITS, 0, 0, 0, 0], np.uint32)
-_GATE_OR = np.array([_WAIT_BIT, _WAIT_BIT, _WAIT_BIT, _SLAP_BITS, _WAIT_BIT, _WAIT_BIT],  # D11: no WAIT
-                    np.uint32)
+_GATE_OR = np.array(
+    [_WAIT_BIT, _WAIT_BIT, _WAIT_BIT, _SLAP_BITS, _WAIT_BIT, _WAIT_BIT],  # D11: no WAIT
+    np.uint32,
+)
 _RANK32 = _RANK.astype(np.int32)
 
 
 def _bits_table(auto_flip: bool, wrap: bool) -> np.ndarray:
-    """(S * 43 * 14 * 14,) uint32: the legal-move bits of stock place s with place code ``code``
-    when the seat's own / the opponent's centre pile has top rank own / opp (0: no pile), at
-    index ``((s * 43 + code) * 14 + own) * 14 + opp`` (D1, D4, D5, D6)."""
+    """The legal-move bits table of a config: (S * 43 * 14 * 14,) uint32.
+
+    (S * 43 * 14 * 14,) uint32: the legal-move bits of stock place s with place code ``code`` when
+    the seat's own / the opponent's centre pile has top rank own / opp (0: no pile), at index ``((s
+    * 43 + code) * 14 + own) * 14 + opp`` (D1, D4, D5, D6).
+    """
     adj = rules.ADJACENT[wrap].astype(np.int64)
     out = np.zeros((S, _N_CODES, 14, 14), np.int64)
     for s in range(S):
@@ -147,8 +180,11 @@ def _bits_table(auto_flip: bool, wrap: bool) -> np.ndarray:
 
 
 def _place_code(top: int, fu: bool, h: int) -> int:
-    """The place code: 0 empty, else 1 + face-up rank (0 if face down) + 14 if FILL could move
-    its top (face up over at least one card, D6) + 28 if it awaits a FLIP (face down, D5)."""
+    """The place code of a stock place (0-42).
+
+    The place code: 0 empty, else 1 + face-up rank (0 if face down) + 14 if FILL could move its top
+    (face up over at least one card, D6) + 28 if it awaits a FLIP (face down, D5).
+    """
     if h == 0:
         return 0
     return 1 + (int(_RANK[top + 1]) if fu else 0) + 14 * (fu and h >= 2) + 28 * (not fu)
@@ -160,14 +196,23 @@ _PCODE196 = np.array([196 * _place_code(top, fu, h) for top in range(-1, N) for 
 
 
 def _place_index(top, fu, h, s) -> np.ndarray:
-    """The base index into the bits table of places with top card ``top``, face-up flag ``fu``,
-    height ``h`` and place number ``s`` (arrays that broadcast): (s * 43 + code) * 196."""
-    code = (np.asarray(top, np.intp) + 1) * 12 + np.asarray(fu, np.intp) * 6 + np.asarray(h, np.intp)
+    """The base index into the bits table of some stock places.
+
+    The base index into the bits table of places with top card ``top``, face-up flag ``fu``, height
+    ``h`` and place number ``s`` (arrays that broadcast): (s * 43 + code) * 196.
+    """
+    code = (
+        (np.asarray(top, np.intp) + 1) * 12 + np.asarray(fu, np.intp) * 6 + np.asarray(h, np.intp)
+    )
     return _PCODE196.take(code) + np.asarray(s, np.int32) * (_N_CODES * 196)
 
 
 class _Tables:
-    """Per-config lookup tables, built once per SpitConfig (module-level cache)."""
+    """The lookup tables of one config.
+
+    The lookup tables of one config: latency quantiles of both seats, legal-move bits, rank
+    adjacency (D1, D7).
+    """
 
     def __init__(self, config: SpitConfig):
         self.latency = np.concatenate([m.table for m in config.latency]).astype(np.int64)
@@ -175,28 +220,26 @@ class _Tables:
         self.adj_flat = rules.ADJACENT[config.wrap_ranks].reshape(-1)
 
 
-_TABLES: dict = {}
-
-
+@functools.lru_cache(maxsize=32)
 def _tables(config: SpitConfig) -> _Tables:
-    key = id(config)
-    hit = _TABLES.get(key)
-    if hit is None or hit[0] is not config:
-        if len(_TABLES) > 64:
-            _TABLES.clear()
-        hit = (config, _Tables(config))
-        _TABLES[key] = hit
-    return hit[1]
+    """The lookup tables of ``config``, built once per distinct config.
+
+    The tables of ``config``, built once per distinct config (SpitConfig is frozen and hashable, so
+    equal configs share them). A state keeps its own (``CoreState._lut``), so the hot path never
+    hashes a config.
+    """
+    return _Tables(config)
 
 
 # --- the state -----------------------------------------------------------------------------------
 @dataclass(eq=False)
 class CoreState:
-    """The state of B games (batch axis first). Cards are ids 0-51 (D2), -1 marks "no card";
-    entries beyond a pile's count are always -1. Times are integer ms. Read the arrays freely but
-    change them only through the core's functions: ``top``, ``pidx``, ``centre_top`` and
-    ``lat_key`` are caches that the core keeps in step with the rest, and the legal-move bits
-    are cached between ``legal_action_mask`` and ``step``.
+    """The state of B games (batch axis first).
+
+    Cards are ids 0-51 (D2), -1 marks "no card"; entries beyond a pile's count are always -1. Times
+    are integer ms. Read the arrays freely but change them only through the core's functions:
+    ``top``, ``pidx``, ``centre_top`` and ``lat_key`` are caches that the core keeps in step with
+    the rest, and the legal-move bits are cached between ``legal_action_mask`` and ``step``.
 
     Attributes:
         config: the SpitConfig of every game of the batch.
@@ -257,12 +300,13 @@ class CoreState:
     lat_key: np.ndarray  # (B, P) uint64: the LATENCY draw's hash of (key, player), cached
 
     _ARRAYS = (
-        "game_id", "key", "clock", "last_move", "phase", "rounds", "stock", "height", "face_up", "top", "pidx", "spit",
-        "spit_n", "centre", "centre_n", "centre_top", "scores", "fl_action", "fl_card", "fl_land",
-        "decisions", "winner", "terminated", "truncated", "lat_key",
+        "game_id", "key", "clock", "last_move", "phase", "rounds", "stock", "height", "face_up",
+        "top", "pidx", "spit", "spit_n", "centre", "centre_n", "centre_top", "scores", "fl_action",
+        "fl_card", "fl_land", "decisions", "winner", "terminated", "truncated", "lat_key",
     )
 
     def __post_init__(self):
+        self._lut = _tables(self.config)  # the config's lookup tables
         self._bits = None  # cache of the legal-move bits, dropped by every change
         self._tbits = None  # cache of the table bits (_table_bits), left valid by step
 
@@ -290,8 +334,11 @@ class CoreState:
 
 @dataclass
 class EventLog:
-    """Events of one step of B games (docs/RULES.md "Events"), as (N,) int64 arrays grouped by
-    row, in occurrence order within a row. ``type`` indexes rules.EVENT_NAMES."""
+    """Events of one step of B games (docs/RULES.md "Events").
+
+    Events of one step of B games (docs/RULES.md "Events"), as (N,) int64 arrays grouped by row, in
+    occurrence order within a row. ``type`` indexes rules.EVENT_NAMES.
+    """
 
     row: np.ndarray
     type: np.ndarray
@@ -358,18 +405,12 @@ class _Events:
 
 
 # --- validation ----------------------------------------------------------------------------------
-def _check_int(name: str, value, lo=None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if lo is not None and int(value) < lo:
-        raise ValueError(f"{name} must be >= {lo}, got {value}")
-    return int(value)
-
-
 def _check_rows(rows, batch: int, name: str = "rows") -> np.ndarray:
     arr = np.asarray(rows)
     if arr.shape != (batch,) or arr.dtype != np.bool_:
-        raise ValueError(f"{name} must be a ({batch},) bool array, got shape {arr.shape} dtype {arr.dtype}")
+        raise ValueError(
+            f"{name} must be a ({batch},) bool array, got shape {arr.shape} dtype {arr.dtype}"
+        )
     return arr
 
 
@@ -377,8 +418,23 @@ def _check_deals(deals, batch: int):
     if deals is None:
         return None
     if isinstance(deals, (str, bytes)) or not hasattr(deals, "__len__") or len(deals) != batch:
-        raise ValueError(f"deals must be None or a length-{batch} sequence of None | (pack0, pack1)")
+        raise ValueError(
+            f"deals must be None or a length-{batch} sequence of None | (pack0, pack1)"
+        )
     return [None if d is None else rules.check_deal(d, f"deals[{i}]") for i, d in enumerate(deals)]
+
+
+def _check_latency(latency_ms, batch: int) -> np.ndarray:
+    arr = np.asarray(latency_ms)
+    if arr.shape != (batch, P) or arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"latency_ms must be a ({batch}, {P}) integer array, got shape {arr.shape} "
+            f"dtype {arr.dtype}"
+        )
+    bad = (arr != -1) & ((arr < 1) | (arr > 1_000_000_000))
+    if bad.any():
+        raise ValueError(f"latency_ms must hold -1 (draw) or whole ms 1..10^9, got {arr[bad][0]}")
+    return arr.astype(np.int64, copy=False)
 
 
 def _check_actions(actions, batch: int) -> np.ndarray:
@@ -388,7 +444,9 @@ def _check_actions(actions, batch: int) -> np.ndarray:
     if arr.dtype.kind not in "iu":
         raise ValueError(f"actions must be integer action ids 0-{A - 1}, got dtype {arr.dtype}")
     if arr.size and (arr.min() < 0 or arr.max() >= A):
-        raise ValueError(f"actions must be action ids 0-{A - 1}, got values {arr.min()}..{arr.max()}")
+        raise ValueError(
+            f"actions must be action ids 0-{A - 1}, got values {arr.min()}..{arr.max()}"
+        )
     return arr
 
 
@@ -443,9 +501,9 @@ def init(config: SpitConfig | None, batch_size: int, seed: int = 0, *, first_gam
         CoreState. Raises ValueError for a bad config, size, seed, game id or deal.
     """
     config = check_config(config)
-    batch = _check_int("batch_size", batch_size, 1)
-    seed = _check_int("seed", seed)
-    first_game = _check_int("first_game", first_game)
+    batch = check_int("batch_size", batch_size, 1)
+    seed = check_int("seed", seed)
+    first_game = check_int("first_game", first_game)
     deals = _check_deals(deals, batch)
     state = _empty_state(config, batch, seed)
     ids = np.arange(batch, dtype=np.int64) + first_game
@@ -457,6 +515,7 @@ def reset(state: CoreState, rows, game_ids, deals=None) -> CoreState:
     """Re-start some rows as fresh games (auto-reset). Updates ``state`` in place and returns it.
 
     Args:
+        state: the games.
         rows: (B,) bool, the rows to re-start.
         game_ids: (B,) integer game ids (read where ``rows``).
         deals: None, or a length-B sequence of None | (pack0, pack1) (read where ``rows``).
@@ -488,7 +547,9 @@ def _start_games(st: CoreState, R: np.ndarray, ids: np.ndarray, deals) -> None:
     key = streams.game_key(st.seed, ids)
     st.game_id[R] = ids
     st.key[R] = key
-    st.lat_key[R] = streams.mix64(streams.mix64(key ^ _LAT_SALT)[:, None] ^ np.arange(P, dtype=_U64))
+    st.lat_key[R] = streams.mix64(
+        streams.mix64(key ^ _LAT_SALT)[:, None] ^ np.arange(P, dtype=_U64)
+    )
     st.clock[R] = 0
     st.rounds[R] = 0
     st.scores[R] = 0
@@ -541,7 +602,8 @@ def _layout(st: CoreState, R: np.ndarray, p: int, pack: np.ndarray, count: np.nd
     h = _HEIGHTS[k]
     st.height[R, p] = h
     st.face_up[R, p] = h > 0
-    tops = np.take_along_axis(st.stock[R, p], np.maximum(h - 1, 0)[:, :, None].astype(np.intp), 2)[:, :, 0]
+    below = np.maximum(h - 1, 0)[:, :, None].astype(np.intp)
+    tops = np.take_along_axis(st.stock[R, p], below, 2)[:, :, 0]
     st.top[R, p] = np.where(h > 0, tops, -1)
     st.pidx[R, p] = _place_index(st.top[R, p], h > 0, h, np.arange(S))
     ns = count - k
@@ -552,8 +614,11 @@ def _layout(st: CoreState, R: np.ndarray, p: int, pack: np.ndarray, count: np.nd
 
 
 def _spit(st: CoreState, R: np.ndarray, ev: _Events | None, why) -> None:
-    """Each player of rows R with spit cards turns its next one onto its own centre pile (D4); a
-    card has moved (D17). ``why``: rules.SPIT_*, one value or (R,) per row (the event value)."""
+    """The spit (D4) in rows R.
+
+    Each player of rows R with spit cards turns its next one onto its own centre pile (D4); a card
+    has moved (D17). ``why``: rules.SPIT_*, one value or (R,) per row (the event value).
+    """
     st.last_move[R] = st.clock[R]
     sn, cn = st.spit_n.reshape(-1), st.centre_n.reshape(-1)
     spit, centre, ctop = st.spit.reshape(-1), st.centre.reshape(-1), st.centre_top.reshape(-1)
@@ -573,7 +638,8 @@ def _spit(st: CoreState, R: np.ndarray, ev: _Events | None, why) -> None:
         ctop[f2] = card
         if ev is not None:
             Rp = f2 // P
-            ev.add(Rp, rules.EV_SPIT, p, st.clock[Rp], -1, card, p, why if np.isscalar(why) else why[has])
+            ev.add(Rp, rules.EV_SPIT, p, st.clock[Rp], -1, card, p,
+                   why if np.isscalar(why) else why[has])
 
 
 def _round_start(st: CoreState, R: np.ndarray, ev: _Events | None) -> None:
@@ -607,9 +673,12 @@ def _finish(st: CoreState, R: np.ndarray, winner: np.ndarray, truncated: bool, o
 
 
 def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out, ev) -> np.ndarray:
-    """Round end (docs/RULES.md) for rows R; ``first``: the player that emptied its stocks /
-    counts as first (D12), -1 for a two-pile stall-out. Returns the rows that started a new round
-    at once (one-pile rounds, D12 + D13) and need the stall check."""
+    """Round end (docs/RULES.md) for rows R.
+
+    Round end (docs/RULES.md) for rows R; ``first``: the player that emptied its stocks / counts as
+    first (D12), -1 for a two-pile stall-out. Returns the rows that started a new round at once
+    (one-pile rounds, D12 + D13) and need the stall check.
+    """
     _cancel(st, R)
     st.rounds[R] += 1
     if ev is not None:
@@ -624,7 +693,9 @@ def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out,
         winner = np.where(sc[:, 0] < sc[:, 1], 0, np.where(sc[:, 1] < sc[:, 0], 1, -1))
     elif cfg.win_on_empty_hand:
         ended = nocard.any(axis=1)  # D14 house rule: a player holding no card wins
-        winner = np.where(nocard[:, 0] & ~nocard[:, 1], 0, np.where(nocard[:, 1] & ~nocard[:, 0], 1, -1))
+        winner = np.where(
+            nocard[:, 0] & ~nocard[:, 1], 0, np.where(nocard[:, 1] & ~nocard[:, 0], 1, -1)
+        )
     else:
         # D12, D14: in a one-pile round the player without spit cards (no centre pile) that emptied
         # its stocks first wins.
@@ -660,9 +731,12 @@ def _round_end(st: CoreState, R: np.ndarray, first: np.ndarray, cause: int, out,
 
 
 def _redeal(st: CoreState, R: np.ndarray, take: np.ndarray) -> None:
-    """D13: each player's new pack = the pile it took (``take[j, pile]`` = the taker of that
-    pile) + its spit + its stock cards, sorted by the REDEAL draw (rounds, card), ties by card id;
-    then laid out by D3. Clears the centre."""
+    """D13: the re-deal of rows R.
+
+    D13: each player's new pack = the pile it took (``take[j, pile]`` = the taker of that pile) +
+    its spit + its stock cards, sorted by the REDEAL draw (rounds, card), ties by card id; then laid
+    out by D3. Clears the centre.
+    """
     n = R.size
     owner = np.full((n, N), -1, np.int64)
     # (entries beyond a pile's count are -1, so ">= 0" finds exactly the cards held)
@@ -684,16 +758,19 @@ def _redeal(st: CoreState, R: np.ndarray, take: np.ndarray) -> None:
     n0 = (owner == 0).sum(axis=1)
     _clear_centre(st, R)
     _layout(st, R, 0, packs, n0)
-    _layout(st, R, 1, np.take_along_axis(packs, np.minimum(n0[:, None] + _ALL_CARDS, N - 1), axis=1),
-            N - n0)
+    pack1 = np.take_along_axis(packs, np.minimum(n0[:, None] + _ALL_CARDS, N - 1), axis=1)
+    _layout(st, R, 1, pack1, N - n0)
 
 
 def _settle(st: CoreState, R: np.ndarray, out, ev, tbits=None) -> None:
-    """The D9 stall check on rows R (play phase), repeated until no row is stalled: cancel the
-    moves in flight, then spit after ``spit_delay_ms`` or end the round (D10 b).
+    """The D9 / D17 stall check on rows R, repeated until no row is stalled.
+
+    The D9 stall check on rows R (play phase), repeated until no row is stalled: cancel the moves in
+    flight, then spit after ``spit_delay_ms`` or end the round (D10 b).
 
     ``tbits``: optional (B, P) table bits (``_table_bits``) of every row, valid now; used for the
-    first check and kept valid for the rows this changes."""
+    first check and kept valid for the rows this changes.
+    """
     timeout = st.config.stall_timeout_ms
     cand = R[st.phase[R] == PLAY]
     fresh = tbits is not None
@@ -738,15 +815,22 @@ def _settle(st: CoreState, R: np.ndarray, out, ev, tbits=None) -> None:
 
 
 def _blank_out(batch: int) -> StepOutput:
-    return StepOutput(np.zeros((batch, P), np.float32), np.zeros(batch, bool), np.zeros(batch, bool),
-                      np.zeros((batch, P), bool))
+    return StepOutput(
+        np.zeros((batch, P), np.float32),
+        np.zeros(batch, bool),
+        np.zeros(batch, bool),
+        np.zeros((batch, P), bool),
+    )
 
 
 # --- the mask ------------------------------------------------------------------------------------
 def _table_bits(st: CoreState, R=None) -> np.ndarray:
-    """(B, P) or (R, P) uint32: the PLAY / FILL / FLIP bits the table allows each seat, whatever
-    its phase or move in flight (D1, D4, D5, D6), plus the empty-place bit 31."""
-    t = _tables(st.config)
+    """The table bits of each seat: (B, P) or (R, P) uint32.
+
+    (B, P) or (R, P) uint32: the PLAY / FILL / FLIP bits the table allows each seat, whatever its
+    phase or move in flight (D1, D4, D5, D6), plus the empty-place bit 31.
+    """
+    t = st._lut
     if R is None:
         ct, pidx = _RANK32[st.centre_top + 1], st.pidx
     else:
@@ -769,12 +853,12 @@ def _mask_bits(st: CoreState) -> np.ndarray:
 
 
 def legal_action_mask(state: CoreState, rows=None, seat=None) -> np.ndarray:
-    """(B, P, A) bool, a new array: the legal moves of each seat (docs/RULES.md, the action-mask
-    table).
+    """The legal moves of each seat: (B, P, A) bool, a new array (docs/RULES.md, the mask table).
 
     A busy seat (move in flight, D7) and a finished game allow only WAIT; a free seat may WAIT,
     PLAY (D1, D4), FILL (D6), FLIP (D5, auto_flip off) in the play phase, and only SLAP (D11, the
-    slap is compulsory) in the slap phase. So every mask has at least one legal action. Egocentric: pile c = 0 is the seat's own centre pile.
+    slap is compulsory) in the slap phase. So every mask has at least one legal action.
+    Egocentric: pile c = 0 is the seat's own centre pile.
 
     ``rows`` / ``seat`` select part of it without building the rest (as :func:`observe`):
     rows (B,) bool or (R,) int row indices -> (R, P, A); with seat (an int 0/1 or (R,) int, one
@@ -795,8 +879,11 @@ def legal_action_mask(state: CoreState, rows=None, seat=None) -> np.ndarray:
 
 
 def _select(st: CoreState, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
-    """Validate the ``rows`` / ``seat`` arguments of :func:`observe` and :func:`legal_action_mask`:
-    (R,) intp row indices and None or (R,) intp seats."""
+    """Validate the ``rows`` / ``seat`` arguments of the partial views.
+
+    Validate the ``rows`` / ``seat`` arguments of :func:`observe` and :func:`legal_action_mask`:
+    (R,) intp row indices and None or (R,) intp seats.
+    """
     B = st.batch_size
     if rows is None:
         R = _arange(B)
@@ -804,26 +891,34 @@ def _select(st: CoreState, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
         arr = np.asarray(rows)
         if arr.dtype == np.bool_:
             if arr.shape != (B,):
-                raise ValueError(f"rows must be a ({B},) bool array or integer row indices, got bool shape "
-                                 f"{arr.shape}")
+                raise ValueError(
+                    f"rows must be a ({B},) bool array or integer row indices, got bool shape "
+                    f"{arr.shape}"
+                )
             R = arr.nonzero()[0]
         elif arr.dtype.kind in "iu" and arr.ndim == 1:
             if arr.size and (arr.min() < 0 or arr.max() >= B):
-                raise ValueError(f"rows must be row indices 0..{B - 1}, got values {arr.min()}..{arr.max()}")
+                raise ValueError(
+                    f"rows must be row indices 0..{B - 1}, got values {arr.min()}..{arr.max()}"
+                )
             R = arr.astype(np.intp, copy=False)
         else:
-            raise ValueError(f"rows must be a ({B},) bool array or 1-D integer row indices, got shape "
-                             f"{arr.shape} dtype {arr.dtype}")
+            raise ValueError(
+                f"rows must be a ({B},) bool array or 1-D integer row indices, got shape "
+                f"{arr.shape} dtype {arr.dtype}"
+            )
     if seat is None:
         return R, None
-    if isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)):
+    if is_int(seat):
         if not 0 <= seat < P:
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         return R, np.full(R.size, int(seat), np.intp)
     sp = np.asarray(seat)
     if sp.shape != R.shape or sp.dtype.kind not in "iu":
-        raise ValueError(f"seat must be 0, 1 or a ({R.size},) integer array (one seat per selected row), "
-                         f"got shape {sp.shape} dtype {sp.dtype}")
+        raise ValueError(
+            f"seat must be 0, 1 or a ({R.size},) integer array (one seat per selected row), "
+            f"got shape {sp.shape} dtype {sp.dtype}"
+        )
     if sp.size and (sp.min() < 0 or sp.max() >= P):
         raise ValueError(f"seat must hold 0 or 1, got values {sp.min()}..{sp.max()}")
     return R, sp.astype(np.intp, copy=False)
@@ -843,11 +938,13 @@ def _arange(n: int) -> np.ndarray:
 
 
 # --- the step ------------------------------------------------------------------------------------
-def step(state: CoreState, actions, *, rows=None, events: bool = False):
-    """Advance every game (or the ``rows`` subset) by one decision epoch (docs/RULES.md, "The time
-    model, exactly"): decisions of the free seats (D7, latency draws), landings in time order
-    (D8 ties), the stall check (D9), round ends (D10, D12, D14, D15), slaps (D11), re-deals (D13)
-    and truncation (D16). Finished games are a no-op with zero rewards.
+def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_ms=None):
+    """Advance every game (or the ``rows`` subset) by one decision epoch.
+
+    docs/RULES.md, "The time model, exactly": decisions of the free seats (D7, latency draws),
+    landings in time order (D8 ties), the stall check (D9), round ends (D10, D12, D14, D15),
+    slaps (D11), re-deals (D13) and truncation (D16). Finished games are a no-op with zero
+    rewards.
 
     Args:
         state: updated in place.
@@ -856,18 +953,24 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
             (``illegal_action="wait"``) or raise (``"raise"``).
         rows: optional (B,) bool, only those rows advance (the others are untouched).
         events: also return the step's events (EventLog).
+        latency_ms: optional (B, P) integer ms: where >= 1, the time from decision to landing of
+            the move the seat decides this step (WAIT included), instead of its latency draw or
+            ``wait_ms`` (D7); -1 keeps the draw. For latencies the core cannot draw, such as a
+            human's real reaction; the decision still counts (the draw it replaces is skipped).
 
     Returns:
         (state, StepOutput).
 
     Raises:
-        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows``, or an illegal
-            action under ``illegal_action="raise"``; the state is then unchanged.
+        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows`` or
+            ``latency_ms``, or an illegal action under ``illegal_action="raise"``; the state is
+            then unchanged.
     """
     st = state
     cfg = st.config
     B = st.batch_size
     acts = _check_actions(actions, B).astype(np.intp, copy=False)
+    override = None if latency_ms is None else _check_latency(latency_ms, B)
     active = st.phase != OVER
     if rows is not None:
         active &= _check_rows(rows, B)
@@ -908,7 +1011,7 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
     # A part of the rows (an env stepping only the games whose learner is busy) costs about its
     # share: the per-row work runs on R only, the other rows keep their cached table bits.
     sparse = not all_rows and prev_tbits is not None
-    _decide(st, act2 & (st.fl_action < 0), eff)
+    _decide(st, act2 & (st.fl_action < 0), eff, override)
 
     # Resolution: jump to the earliest landing; land the moves due then, in D8 order.
     if all_rows:
@@ -945,7 +1048,9 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False):
         tbits = _table_bits(st)
     timeout = cfg.stall_timeout_ms
     if timeout is not None:  # D17: rows where no card moved for the timeout need the check too
-        touched[R[(st.clock.take(R) >= st.last_move.take(R) + timeout) & (st.phase.take(R) == PLAY)]] = True
+        touched[
+            R[(st.clock.take(R) >= st.last_move.take(R) + timeout) & (st.phase.take(R) == PLAY)]
+        ] = True
     cand = touched.nonzero()[0]
     if cand.size:
         _settle(st, cand, out, ev, tbits)
@@ -970,22 +1075,32 @@ def _finish_out(out: StepOutput, ev) -> StepOutput:
 _STOCK0 = np.maximum(_STOCK, 0).astype(np.intp)
 
 
-def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray) -> None:
-    """Time model 2-3 for the deciding seats ``dec`` (B, P): landing time (WAIT: wait_ms, else a
-    LATENCY draw for (player, decision index), D7), carried card, decision count."""
+def _decide(st: CoreState, dec: np.ndarray, acts: np.ndarray, override=None) -> None:
+    """Time model 2-3: the decisions of the deciding seats.
+
+    For the deciding seats ``dec`` (B, P): landing time (WAIT: wait_ms, else a LATENCY draw for
+    (player, decision index), D7, or the ``override`` latency where it is given), carried card,
+    decision count.
+    """
     # Only the deciding seats are computed, on flat (B * P) indices: a step of a few rows of a
     # large batch (an env running on the games whose learner is busy) costs only their share.
     f = np.flatnonzero(dec)
     if f.size == 0:
         return
     cfg = st.config
-    t = _tables(cfg)
+    t = st._lut
     a = acts.reshape(-1).take(f)
     with np.errstate(over="ignore"):
-        hsh = _mix64(st.lat_key.reshape(-1).take(f) + st.decisions.reshape(-1).take(f).astype(_U64) * _GOLDEN)
+        hsh = _mix64(
+            st.lat_key.reshape(-1).take(f) + st.decisions.reshape(-1).take(f).astype(_U64) * _GOLDEN
+        )
     # top 16 bits (streams.top16); seat p's latency table starts at p * 65536 (p = f % 2)
     lat = t.latency.take((hsh >> _S48).astype(np.intp) + ((f & 1) << 16))
-    land = np.where(a == rules.WAIT, cfg.wait_ms, lat) + st.clock.take(f >> 1)
+    lat = np.where(a == rules.WAIT, cfg.wait_ms, lat)
+    if override is not None:
+        given = override.reshape(-1).take(f)
+        lat = np.where(given > 0, given, lat)
+    land = lat + st.clock.take(f >> 1)
     card = st.top.reshape(-1).take(f * S + _STOCK0.take(a))
     card = np.where(_CARRIES.take(a), card, -1)
     st.fl_land.reshape(-1)[f] = land
@@ -1007,12 +1122,13 @@ def _tie_first(st: CoreState, R: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev):
-    """Land the move in flight of player pl[j] in row R[j] (time model, "Each landing"). Marks the
-    rows whose table changed in ``touched``.
+    """Land the move in flight of player pl[j] in row R[j] (time model, "Each landing").
+
+    Marks the rows whose table changed in ``touched``.
 
     Returns (ended (R,) bool: the landing ended the round or slapped, so the other move due now is
-    cancelled; emptied = (rows, player), D10 a; slapped = (rows, player, abs pile, action), D11)."""
-    cfg = st.config
+    cancelled; emptied = (rows, player), D10 a; slapped = (rows, player, abs pile, action), D11).
+    """
     f2 = R * P + pl
     fa, fc = st.fl_action.reshape(-1), st.fl_card.reshape(-1)
     a = fa[f2].astype(np.intp)
@@ -1031,7 +1147,7 @@ def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev)
         pile = pj ^ _PILE.take(aj)
         fp = Rj * P + pile
         ct = st.centre_top.reshape(-1)[fp]
-        ok = _tables(cfg).adj_flat.take(_RANK32[cj + 1] * 14 + _RANK32[ct + 1])  # D7, D1
+        ok = st._lut.adj_flat.take(_RANK32[cj + 1] * 14 + _RANK32[ct + 1])  # D7, D1
         if ev is not None:
             ev.add(Rj, np.where(ok, rules.EV_PLAY, rules.EV_BOUNCE), pj, st.clock[Rj], aj, cj, pile)
         k = ok.nonzero()[0]
@@ -1091,8 +1207,11 @@ def _land(st: CoreState, R: np.ndarray, pl: np.ndarray, touched: np.ndarray, ev)
 
 
 def _pop_stock(st: CoreState, f5: np.ndarray) -> np.ndarray:
-    """Remove the top card of the places at flat (B * P * S) indices f5; with auto_flip the new top
-    turns face up (D5). Returns the new heights."""
+    """Remove the top card of some stock places; returns their new heights.
+
+    Remove the top card of the places at flat (B * P * S) indices f5; with auto_flip the new top
+    turns face up (D5). Returns the new heights.
+    """
     hf = st.height.reshape(-1)
     h = hf[f5] - 1
     hf[f5] = h
@@ -1108,8 +1227,11 @@ def _pop_stock(st: CoreState, f5: np.ndarray) -> np.ndarray:
 
 
 def _slap(st: CoreState, R, pl, pile, action, ev) -> np.ndarray:
-    """D11: the first slap to land takes the slapped pile, the other player the other pile; then
-    the re-deal (D13) and the next round start."""
+    """D11: the slap that lands first, then the re-deal and the next round.
+
+    D11: the first slap to land takes the slapped pile, the other player the other pile; then the
+    re-deal (D13) and the next round start.
+    """
     if ev is not None:
         ev.add(R, rules.EV_SLAP, pl, st.clock[R], action, -1, pile)
     _cancel(st, R)
@@ -1122,79 +1244,40 @@ def _slap(st: CoreState, R, pl, pile, action, ev) -> np.ndarray:
     return R
 
 
-# --- views -----------------------------------------------------------------------------------------
+# --- views ---------------------------------------------------------------------------------------
 def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
-    """(B, P, D) float32 egocentric observations, layout rules.OBSERVATION (every entry in [0, 1]).
+    """Egocentric observations, layout rules.OBSERVATION: (B, P, D) float32, every entry in [0, 1].
 
     Row [b, p] is seat p's view: ``self_*`` fields are p's, ``opp_*`` the opponent's, centre pile
     c = 0 is p's own. The opponent's move in flight is shown only with
     ``config.observe_opponent_move`` (its busy flag and time to landing always are).
 
     Args:
+        state: the games.
         rows: None (every row), a (B,) bool array or (R,) integer row indices: only those rows
             are computed, (R, P, D) in that order.
         seat: None (both seats), or 0 / 1 / an (R,) integer array (one seat per selected row):
             (R, D), seat ``seat[j]``'s view of row ``rows[j]``. Either way the values are exactly
             those of ``observe(state)[rows][, seat]``; a part costs about its share of the work.
 
+    Returns:
+        A new float32 array: (B, P, D), (R, P, D) or (R, D) as above.
+
     Raises:
         ValueError: bad ``rows`` or ``seat``.
     """
-    if rows is not None or seat is not None:
-        R, sp = _select(state, rows, seat)
-        if sp is not None:
-            return _observe_pairs(state, R, sp)
-        n = R.size
-        out = _observe_pairs(state, np.repeat(R, P), np.tile(np.arange(P, dtype=np.intp), n))
-        return out.reshape(n, P, rules.OBS_DIM)
-    st = state
-    cfg = st.config
-    B = st.batch_size
-    F = rules.OBS
-    obs = np.empty((B, P, rules.OBS_DIM), np.float32)
-    obs[:, :, F["phase"].slice] = _ONE_HOT_PHASE.take(st.phase, axis=0)[:, None, :]
-    obs[:, :, F["one_pile_round"].start] = (st.centre_n == 0).any(axis=1)[:, None]  # D4
-    obs[:, :, F["clock"].start] = np.minimum(st.clock / cfg.max_game_ms, 1.0)[:, None]
-    obs[:, :, F["round"].start] = (st.rounds / cfg.max_rounds)[:, None]
-    obs[:, :, F["stall_timer"].start] = _stall_timer(cfg, st.clock, st.last_move)[:, None]
-
-    # Seat p's self_ fields describe player p, its opp_ fields player 1 - p: fill the self_ block of
-    # every seat, then copy it across seats into the opp_ block (self_ and opp_ fields have the
-    # same layout, checked at import).
-    def put(name, value):  # row [b, q]: absolute player q's own fields (seat q's self_ block)
-        f = F["self_" + name]
-        obs[:, :, f.slice] = value.reshape(B, P, -1) if f.size > 1 else value[..., None]
-
-    rank_up = np.where(st.face_up, _RANK[st.top.astype(np.intp) + 1], 0)  # 0: no face-up top
-    put("stock_top_rank", _ONE_HOT_RANK.take(rank_up, axis=0))
-    put("stock_top_face_down", (st.height > 0) & ~st.face_up)
-    put("stock_height", st.height / H)
-    put("spit_count", st.spit_n / N)
-    put("cards_held", (st.height.sum(axis=2) + st.spit_n) / N)
-    if cfg.scoring == "points":
-        put("score", np.minimum(st.scores / cfg.target_points, 1.0))
-    else:
-        put("score", np.zeros((B, P)))
-    busy = st.fl_action >= 0
-    put("busy", busy)
-    put("time_to_land", np.where(busy, np.minimum((st.fl_land - st.clock[:, None]) / rules.TIME_SCALE_MS,
-                                                  1.0), 0.0))
-    put("move_in_flight", _ONE_HOT_ACTION.take(st.fl_action.astype(np.intp) + 1, axis=0))
-    for p in range(P):  # (two plain copies are faster than one with a reversed seat axis)
-        obs[:, p, _OPP0:_OPP0 + _PLAYER_WIDTH] = obs[:, 1 - p, _SELF0:_SELF0 + _PLAYER_WIDTH]
-    if not cfg.observe_opponent_move:
-        obs[:, :, F["opp_move_in_flight"].slice] = 0.0
-
-    crank = _RANK[st.centre_top.astype(np.intp) + 1]  # (B, P) by absolute pile; 0: empty
-    ctr = _ONE_HOT_RANK.take(crank, axis=0)  # (B, P, 13)
-    obs[:, :, F["centre_top_rank"].slice] = ctr[:, _EGO].reshape(B, P, -1)
-    obs[:, :, F["centre_size"].slice] = (st.centre_n / N)[:, _EGO]
-    return obs
+    if rows is None and seat is None:
+        return _build_observation(state, None, None)
+    R, sp = _select(state, rows, seat)
+    return _build_observation(state, R, sp)
 
 
 def _stall_timer(cfg: SpitConfig, clock: np.ndarray, last_move: np.ndarray) -> np.ndarray:
-    """The ``stall_timer`` observation: ms since a card last moved / stall_timeout_ms, clipped to 1
-    (D17); 0 with the timeout off."""
+    """The ``stall_timer`` observation field (D17).
+
+    The ``stall_timer`` observation: ms since a card last moved / stall_timeout_ms, clipped to 1
+    (D17); 0 with the timeout off.
+    """
     if cfg.stall_timeout_ms is None:
         return np.zeros(clock.shape)
     return np.minimum((clock - last_move) / cfg.stall_timeout_ms, 1.0)
@@ -1207,16 +1290,22 @@ def _player_block() -> tuple[int, int, int]:
     assert sum(f.size for f in selfs) == width, "self_ fields must be contiguous"
     for f in opps:
         g = rules.OBS["self_" + f.name[4:]]
-        assert f.start - opps[0].start == g.start - start and f.size == g.size, "opp_ layout != self_"
+        assert f.start - opps[0].start == g.start - start and f.size == g.size, (
+            "opp_ layout != self_"
+        )
+    assert opps[0].start == start + width, "the opp_ block must follow the self_ block"
     return start, opps[0].start, width
 
 
-_SELF0, _OPP0, _PLAYER_WIDTH = _player_block()
+#: A player block is the run of ``self_*`` (or ``opp_*``) fields: W floats starting at _SELF0
+#: (or _OPP0 = _SELF0 + W), the same layout for both.
+_SELF0, _OPP0, _W = _player_block()
 # one-hot rows as lookup tables (faster than broadcast comparisons over short last axes)
 _ONE_HOT_PHASE = np.eye(3, dtype=np.float32)
 _ONE_HOT_RANK = np.eye(rules.N_RANKS + 1, rules.N_RANKS, -1, dtype=np.float32)  # rank 0: all 0
 _ONE_HOT_ACTION = np.eye(A + 1, A, -1, dtype=np.float32)  # index action + 1; -1 (free): all 0
-_EGO = np.array([[0, 1], [1, 0]])  # [seat, egocentric pile c] -> absolute pile
+_EGO = np.array([[0, 1], [1, 0]], np.intp)  # [seat, egocentric pile c] -> absolute pile
+_SELF_OPP = np.array([0, 1], np.intp)  # flat player index ^ this: the seat, then its opponent
 
 
 def _rel(name: str) -> slice:
@@ -1225,68 +1314,110 @@ def _rel(name: str) -> slice:
     return slice(f.start - _SELF0, f.stop - _SELF0)
 
 
-def _at(name: str) -> int:
-    return rules.OBS[name].start
-
-
-# observation offsets, resolved once (hot path of _observe_pairs)
+# observation offsets, resolved once: _O_* in the whole vector, _B_* within a player block
 _O_PHASE = rules.OBS["phase"].slice
-_O_ONE_PILE, _O_CLOCK, _O_ROUND = _at("one_pile_round"), _at("clock"), _at("round")
-_O_STALL = _at("stall_timer")
+_O_ONE_PILE, _O_CLOCK = rules.OBS["one_pile_round"].start, rules.OBS["clock"].start
+_O_ROUND, _O_STALL = rules.OBS["round"].start, rules.OBS["stall_timer"].start
 _O_CTR, _O_CSIZE = rules.OBS["centre_top_rank"].slice, rules.OBS["centre_size"].slice
 _O_OPP_MOVE = rules.OBS["opp_move_in_flight"].slice
-_B_RANK, _B_FD, _B_HEIGHT = _rel("stock_top_rank"), _rel("stock_top_face_down"), _rel("stock_height")
-_B_SPIT, _B_HELD, _B_SCORE = _rel("spit_count").start, _rel("cards_held").start, _rel("score").start
+_B_RANK, _B_FD = _rel("stock_top_rank"), _rel("stock_top_face_down")
+_B_HEIGHT, _B_SPIT = _rel("stock_height"), _rel("spit_count").start
+_B_HELD, _B_SCORE = _rel("cards_held").start, _rel("score").start
 _B_BUSY, _B_TTL, _B_MOVE = _rel("busy").start, _rel("time_to_land").start, _rel("move_in_flight")
-_SELF_OPP = np.array([0, 1], np.intp)  # flat (B * P) index ^ this: the seat, then its opponent
-assert _OPP0 == _SELF0 + _PLAYER_WIDTH, "the opp_ block must follow the self_ block"
 
 
-def _observe_pairs(st: CoreState, R: np.ndarray, sp: np.ndarray) -> np.ndarray:
-    """(n, D) float32: seat sp[j]'s observation of row R[j]; the same arithmetic as the full
-    :func:`observe` (so the same float32 values), on the selected pairs only."""
+def _take(arr: np.ndarray, index: np.ndarray | None) -> np.ndarray:
+    """``arr`` at flat indices of its batch axes (None: ``arr`` itself).
+
+    A (B,) array is indexed by rows; a (B, P, ...) array by flat player (or pile) indices
+    ``b * P + p``, giving ``index.shape + arr.shape[2:]``.
+    """
+    if index is None:
+        return arr
+    if arr.ndim > 1:
+        arr = arr.reshape((-1,) + arr.shape[2:])
+    return arr.take(index, axis=0)
+
+
+def _build_observation(st: CoreState, R: np.ndarray | None, sp: np.ndarray | None) -> np.ndarray:
+    """The observation builder behind :func:`observe` (the only one).
+
+    Shapes: ``R`` None (every row) or (n,) row indices; ``sp`` None (both seats of each row,
+    returns (n, P, D)) or (n,) seats (seat sp[j] of row R[j], returns (n, D)).
+
+    Each player block (the ``self_*`` / ``opp_*`` fields) is computed once per (row, player) it
+    shows: for both seats, player p's block is written to seat p's ``self_`` block and then
+    copied to seat 1 - p's ``opp_`` block; for one seat per row, the seat's and its opponent's
+    blocks are computed side by side (``opp_`` follows ``self_``). Row fields (phase, clock,
+    round, stall timer) are computed once per row.
+    """
     cfg = st.config
-    n = R.size
-    obs = np.empty((n, rules.OBS_DIM), np.float32)
-    obs[:, _O_PHASE] = _ONE_HOT_PHASE.take(st.phase.take(R), axis=0)
-    clock = st.clock.take(R)
-    obs[:, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
-    obs[:, _O_ROUND] = st.rounds.take(R) / cfg.max_rounds
-    obs[:, _O_STALL] = _stall_timer(cfg, clock, st.last_move.take(R))
+    both = sp is None
+    n = st.batch_size if R is None else R.size
+    # FP (n, 2): flat player indices (b * P + player) of the two player blocks computed per
+    # output row; FC (n, 2) or (n, P, 2): flat indices (b * P + absolute pile) of each shown
+    # seat's egocentric centre piles (own, opponent's). None: the state's arrays as they are.
+    if both:
+        obs = np.empty((n, P, rules.OBS_DIM), np.float32)
+        blk = obs[:, :, _SELF0:_SELF0 + _W]  # (n, P, W): seat p's self_ block, player p
+        FP = None if R is None else (R * P)[:, None] + _SELF_OPP
+        FC = None if R is None else (R * P)[:, None, None] + _EGO
+    else:
+        obs = np.empty((n, rules.OBS_DIM), np.float32)
+        blk = obs[:, _SELF0:_SELF0 + 2 * _W].reshape(n, 2, _W)  # the seat, then its opponent
+        FP = (R * P + sp)[:, None] ^ _SELF_OPP
+        FC = FP  # a seat's own centre pile has the seat's own index
+    clock = _take(st.clock, R)
+    phase = _ONE_HOT_PHASE.take(_take(st.phase, R), axis=0)
+    clock_f = np.minimum(clock / cfg.max_game_ms, 1.0)
+    round_f = _take(st.rounds, R) / cfg.max_rounds
+    stall_f = _stall_timer(cfg, clock, _take(st.last_move, R))  # D17
+    if FC is None:
+        cn, ct = st.centre_n[:, _EGO], st.centre_top[:, _EGO]
+    else:
+        cn, ct = st.centre_n.reshape(-1).take(FC), st.centre_top.reshape(-1).take(FC)
+    one_pile = (cn == 0).any(axis=-1)  # D4
+    centre_rank = _ONE_HOT_RANK.take(_RANK.take(ct.astype(np.intp) + 1), axis=0)  # rank 0: empty
+    if both:  # row fields broadcast over the two seats
+        obs[:, :, _O_PHASE] = phase[:, None, :]
+        obs[:, :, _O_CLOCK] = clock_f[:, None]
+        obs[:, :, _O_ROUND] = round_f[:, None]
+        obs[:, :, _O_STALL] = stall_f[:, None]
+        obs[:, :, _O_ONE_PILE] = one_pile
+        obs[:, :, _O_CTR] = centre_rank.reshape(n, P, 2 * rules.N_RANKS)
+        obs[:, :, _O_CSIZE] = cn / N
+    else:
+        obs[:, _O_PHASE] = phase
+        obs[:, _O_CLOCK] = clock_f
+        obs[:, _O_ROUND] = round_f
+        obs[:, _O_STALL] = stall_f
+        obs[:, _O_ONE_PILE] = one_pile
+        obs[:, _O_CTR] = centre_rank.reshape(n, 2 * rules.N_RANKS)
+        obs[:, _O_CSIZE] = cn / N
 
-    # flat (B * P) index of [j, 0] the seat itself, [j, 1] its opponent; for the (B, P) centre
-    # arrays these are the egocentric piles 0 (own) and 1
-    f = (R * P + sp)[:, None] ^ _SELF_OPP
-    cn = st.centre_n.reshape(-1).take(f)
-    obs[:, _O_ONE_PILE] = (cn == 0).any(axis=1)
-    # the seat's own player block, then its opponent's (the opp_ block follows self_)
-    blk = obs[:, _SELF0:_SELF0 + 2 * _PLAYER_WIDTH].reshape(n, 2, _PLAYER_WIDTH)
-    top = st.top.reshape(-1, S).take(f, axis=0)
-    fu = st.face_up.reshape(-1, S).take(f, axis=0)
-    h = st.height.reshape(-1, S).take(f, axis=0)
-    rank_up = np.where(fu, _RANK.take(top.astype(np.intp) + 1), 0)
+    top, fu, h = _take(st.top, FP), _take(st.face_up, FP), _take(st.height, FP)
+    rank_up = np.where(fu, _RANK.take(top.astype(np.intp) + 1), 0)  # 0: no face-up top
     blk[:, :, _B_RANK] = _ONE_HOT_RANK.take(rank_up, axis=0).reshape(n, 2, S * rules.N_RANKS)
     blk[:, :, _B_FD] = (h > 0) & ~fu
     blk[:, :, _B_HEIGHT] = h / H
-    spn = st.spit_n.reshape(-1).take(f)
+    spn = _take(st.spit_n, FP)
     blk[:, :, _B_SPIT] = spn / N
     blk[:, :, _B_HELD] = (h.sum(axis=2) + spn) / N
     if cfg.scoring == "points":
-        blk[:, :, _B_SCORE] = np.minimum(st.scores.reshape(-1).take(f) / cfg.target_points, 1.0)
+        blk[:, :, _B_SCORE] = np.minimum(_take(st.scores, FP) / cfg.target_points, 1.0)
     else:
         blk[:, :, _B_SCORE] = 0.0
-    fa = st.fl_action.reshape(-1).take(f)
+    fa = _take(st.fl_action, FP)
     busy = fa >= 0
     blk[:, :, _B_BUSY] = busy
-    blk[:, :, _B_TTL] = np.where(busy, np.minimum((st.fl_land.reshape(-1).take(f) - clock[:, None])
-                                                  / rules.TIME_SCALE_MS, 1.0), 0.0)
+    to_land = (_take(st.fl_land, FP) - clock[:, None]) / rules.TIME_SCALE_MS
+    blk[:, :, _B_TTL] = np.where(busy, np.minimum(to_land, 1.0), 0.0)
     blk[:, :, _B_MOVE] = _ONE_HOT_ACTION.take(fa.astype(np.intp) + 1, axis=0)
+    if both:  # seat p's opp_ block is seat 1 - p's self_ block (two plain copies are fastest)
+        for p in range(P):
+            obs[:, p, _OPP0:_OPP0 + _W] = obs[:, 1 - p, _SELF0:_SELF0 + _W]
     if not cfg.observe_opponent_move:
-        obs[:, _O_OPP_MOVE] = 0.0
-
-    crank = _RANK.take(st.centre_top.reshape(-1).take(f).astype(np.intp) + 1)  # 0: empty
-    obs[:, _O_CTR] = _ONE_HOT_RANK.take(crank, axis=0).reshape(n, 2 * rules.N_RANKS)
-    obs[:, _O_CSIZE] = cn / N
+        obs[..., _O_OPP_MOVE] = 0.0
     return obs
 
 
@@ -1297,7 +1428,7 @@ def snapshot(state: CoreState, row: int) -> dict:
         ValueError: ``row`` is not an integer 0..B-1.
     """
     st = state
-    i = _check_int("row", row, 0)
+    i = check_int("row", row, 0)
     if i >= st.batch_size:
         raise ValueError(f"row must be in 0..{st.batch_size - 1}, got {i}")
     stock, height, up = st.stock[i].tolist(), st.height[i].tolist(), st.face_up[i].tolist()
@@ -1326,9 +1457,9 @@ def snapshot(state: CoreState, row: int) -> dict:
 
 # --- planning: copies of rows, hidden cards, fresh random streams, the public table --------------
 # What a planning bot needs (agents/planner.py). Every function keeps the 52 cards in place and
-# every cache (top, pidx, centre_top, lat_key, the mask bits) valid: spit_env.testing.check_invariants.
-# New per-row arrays of CoreState are carried along without being named here (every ndarray field
-# is a per-row array, batch axis first).
+# every cache (top, pidx, centre_top, lat_key, the mask bits) valid (testing.check_invariants).
+# New per-row arrays of CoreState are carried along without being named here (every ndarray
+# field is a per-row array, batch axis first).
 
 #: hidden slots per player: the S * H stock levels, then the N spit positions in turn order
 _SLOTS = S * H + N
@@ -1346,6 +1477,7 @@ def copy_rows(state: CoreState, rows, repeats: int = 1) -> CoreState:
     ``copy_rows(state, [b], n)`` makes n copies of row b.
 
     Args:
+        state: the batch to copy from.
         rows: (R,) integer row indices (repeats allowed) or a (B,) bool array.
         repeats: copies of each selected row, >= 1.
 
@@ -1356,7 +1488,7 @@ def copy_rows(state: CoreState, rows, repeats: int = 1) -> CoreState:
         ValueError: bad ``rows`` (or none selected) or ``repeats``.
     """
     R, _ = _select(state, rows, None)
-    n = _check_int("repeats", repeats, 1)
+    n = check_int("repeats", repeats, 1)
     if R.size == 0:
         raise ValueError("rows must select at least one row")
     if n > 1:
@@ -1374,10 +1506,12 @@ def copy_rows(state: CoreState, rows, repeats: int = 1) -> CoreState:
 
 
 def _hidden_slots(st: CoreState, R: np.ndarray):
-    """The hidden slots of rows R: (vals (R, P * _SLOTS) int8 the cards in slot order, hidden
-    (R, P * _SLOTS) bool). Per player: stock places 0-4, each bottom -> top (a level is hidden
-    below the top, and the top too while face down), then the spit cards in the order they will
-    be turned (the next one first)."""
+    """The hidden slots of rows R, in slot order.
+
+    Returns (vals (R, P * _SLOTS) int8 the cards, hidden (R, P * _SLOTS) bool). Per player: stock
+    places 0-4, each bottom -> top (a level is hidden below the top, and the top too while face
+    down), then the spit cards in the order they will be turned (the next one first).
+    """
     n = R.size
     h = st.height[R].astype(np.int16)
     lvl = np.arange(H, dtype=np.int16)
@@ -1388,8 +1522,8 @@ def _hidden_slots(st: CoreState, R: np.ndarray):
     spit_vals = np.take_along_axis(st.spit[R], np.maximum(sn - 1 - i, 0), axis=2)
     vals = np.concatenate([st.stock[R].reshape(n, P, S * H), np.where(spit_hidden, spit_vals, -1)],
                           axis=2).reshape(n, -1)
-    hidden = np.concatenate([stock_hidden.reshape(n, P, S * H), spit_hidden], axis=2).reshape(n, -1)
-    return vals, hidden
+    hidden = np.concatenate([stock_hidden.reshape(n, P, S * H), spit_hidden], axis=2)
+    return vals, hidden.reshape(n, -1)
 
 
 def _pack(vals: np.ndarray, hidden: np.ndarray) -> np.ndarray:
@@ -1403,15 +1537,16 @@ def _pack(vals: np.ndarray, hidden: np.ndarray) -> np.ndarray:
 
 
 def hidden_cards(state: CoreState, rows=None) -> np.ndarray:
-    """The cards neither player can see, per row, in slot order: for player 0 then player 1, the
-    stock places 0-4 each bottom -> top (every card under a top, and a top still face down, D5),
-    then the spit cards in the order they will be turned (the next one first).
+    """The cards neither player can see, per row, in slot order.
 
-    Which places are hidden, and how many cards each holds, is public (heights, face-up flags,
-    spit counts); the cards are not. Centre piles, face-up tops and the cards of moves in flight
-    are seen by both players.
+    Slot order: for player 0 then player 1, the stock places 0-4 each bottom -> top (every card
+    under a top, and a top still face down, D5), then the spit cards in the order they will be
+    turned (the next one first). Which places are hidden, and how many cards each holds, is
+    public (heights, face-up flags, spit counts); the cards are not. Centre piles, face-up tops
+    and the cards of moves in flight are seen by both players.
 
     Args:
+        state: the batch.
         rows: None (every row), (R,) integer row indices or a (B,) bool array.
 
     Returns:
@@ -1424,15 +1559,17 @@ def hidden_cards(state: CoreState, rows=None) -> np.ndarray:
     return _pack(*_hidden_slots(state, R))
 
 
-def replace_hidden(state: CoreState, rows, cards=None, *, rng: np.random.Generator | None = None) -> CoreState:
+def replace_hidden(state: CoreState, rows, cards=None, *,
+                   rng: np.random.Generator | None = None) -> CoreState:
     """Put another arrangement of each row's hidden cards in its hidden slots (in place).
 
     The arrangement is consistent with the public table: the same cards (the ones no player can
     see) go back into the same hidden slots (same heights, spit counts, face-up cards and centre
-    piles), so the 52 cards stay in place and the legal moves do not change. Either ``cards`` gives
-    the arrangement, or ``rng`` draws one uniformly at random (all orders equally likely).
+    piles), so the 52 cards stay in place and the legal moves do not change. Either ``cards``
+    gives the arrangement, or ``rng`` draws one uniformly at random (all orders equally likely).
 
     Args:
+        state: the batch, updated in place.
         rows: (R,) distinct integer row indices or a (B,) bool array.
         cards: (R, K) integers, row j = the hidden cards of row ``rows[j]`` in the slot order of
             :func:`hidden_cards`, then -1 (K <= 52; an array like :func:`hidden_cards` returns).
@@ -1440,17 +1577,18 @@ def replace_hidden(state: CoreState, rows, cards=None, *, rng: np.random.Generat
         rng: a numpy Generator (instead of ``cards``); draws one ``rng.random((R, 52))``.
 
     Returns:
-        ``state`` (updated in place).
+        ``state``.
 
     Raises:
-        ValueError: not exactly one of ``cards`` / ``rng``, bad or repeated ``rows``, or ``cards``
-            of the wrong shape or not a permutation of a row's hidden cards (naming the row);
-            nothing is changed then.
+        ValueError: not exactly one of ``cards`` / ``rng``, bad or repeated ``rows``, or
+            ``cards`` of the wrong shape or not a permutation of a row's hidden cards (naming
+            the row); nothing is changed then.
     """
     st = state
     R, _ = _select(st, rows, None)
     if (cards is None) == (rng is None):
-        raise ValueError("replace_hidden needs exactly one of cards (an arrangement) or rng (to draw one)")
+        raise ValueError("replace_hidden needs exactly one of cards (an arrangement) or rng "
+                         "(to draw one)")
     if np.unique(R).size != R.size:
         raise ValueError("rows must not repeat a row")
     n = R.size
@@ -1461,8 +1599,8 @@ def replace_hidden(state: CoreState, rows, cards=None, *, rng: np.random.Generat
     if cards is not None:
         arr = np.asarray(cards)
         if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] > N or arr.dtype.kind not in "iu":
-            raise ValueError(f"cards must be an ({n}, K <= {N}) integer array (one row per selected row), "
-                             f"got shape {arr.shape} dtype {arr.dtype}")
+            raise ValueError(f"cards must be an ({n}, K <= {N}) integer array (one row per "
+                             f"selected row), got shape {arr.shape} dtype {arr.dtype}")
         new = np.full((n, N), -1, np.int64)
         new[:, : arr.shape[1]] = arr
         want = np.sort(np.where(valid, packed, N), axis=1)
@@ -1470,9 +1608,8 @@ def replace_hidden(state: CoreState, rows, cards=None, *, rng: np.random.Generat
         bad = (want != got).any(axis=1) | ((new != -1) & ~valid).any(axis=1)
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"cards[{j}] must be a permutation of the {int(count[j])} hidden cards of row {int(R[j])} "
-                f"(then -1), got {arr[j].tolist()}")
+            raise ValueError(f"cards[{j}] must be a permutation of the {int(count[j])} hidden "
+                             f"cards of row {int(R[j])} (then -1), got {arr[j].tolist()}")
         new = new.astype(np.int8)
     else:
         keys = rng.random((n, N))
@@ -1484,12 +1621,12 @@ def replace_hidden(state: CoreState, rows, cards=None, *, rng: np.random.Generat
     stock = vals[:, :, : S * H].reshape(n, P, S, H)
     sn = st.spit_n[R].astype(np.intp)[..., None]
     a = np.arange(N)
-    spit = np.where(a < sn, np.take_along_axis(vals[:, :, S * H:], np.maximum(sn - 1 - a, 0), axis=2), -1)
+    turned = np.take_along_axis(vals[:, :, S * H:], np.maximum(sn - 1 - a, 0), axis=2)
     st.stock[R] = stock
-    st.spit[R] = spit
+    st.spit[R] = np.where(a < sn, turned, -1)
     h = st.height[R]
-    top = np.take_along_axis(stock, np.maximum(h - 1, 0)[..., None].astype(np.intp), axis=3)[..., 0]
-    top = np.where(h > 0, top, -1).astype(np.int8)
+    top = np.take_along_axis(stock, np.maximum(h - 1, 0)[..., None].astype(np.intp), axis=3)
+    top = np.where(h > 0, top[..., 0], -1).astype(np.int8)
     st.top[R] = top
     st.pidx[R] = _place_index(top, st.face_up[R], h, np.arange(S))
     st._bits = st._tbits = None
@@ -1497,16 +1634,19 @@ def replace_hidden(state: CoreState, rows, cards=None, *, rng: np.random.Generat
 
 
 def reseed_rows(state: CoreState, rows, keys) -> CoreState:
-    """Give rows new random-stream keys (in place): their future latency draws (D7), tie coins
-    (D8) and re-deal shuffles (D13) come from the new streams. A planner's rollouts must draw
-    from fresh streams: copies keeping the game's own key would foresee its future draws.
+    """Give rows new random-stream keys (in place).
+
+    Their future latency draws (D7), tie coins (D8) and re-deal shuffles (D13) come from the new
+    streams. A planner's rollouts must draw from fresh streams: copies keeping the game's own key
+    would foresee its future draws.
 
     Args:
+        state: the batch, updated in place.
         rows: (R,) integer row indices or a (B,) bool array.
         keys: (R,) integers (taken modulo 2**64), e.g. ``rng.integers(0, 2**63, R)``.
 
     Returns:
-        ``state`` (updated in place).
+        ``state``.
 
     Raises:
         ValueError: bad ``rows`` or ``keys`` of the wrong shape or dtype.
@@ -1515,7 +1655,8 @@ def reseed_rows(state: CoreState, rows, keys) -> CoreState:
     R, _ = _select(st, rows, None)
     k = np.asarray(keys)
     if k.shape != R.shape or k.dtype.kind not in "iu":
-        raise ValueError(f"keys must be a ({R.size},) integer array, got shape {k.shape} dtype {k.dtype}")
+        raise ValueError(f"keys must be a ({R.size},) integer array, got shape {k.shape} "
+                         f"dtype {k.dtype}")
     k = streams._u64(k)
     st.key[R] = k
     st.lat_key[R] = streams.mix64(streams.mix64(k ^ _LAT_SALT)[:, None] ^ np.arange(P, dtype=_U64))
@@ -1524,21 +1665,21 @@ def reseed_rows(state: CoreState, rows, keys) -> CoreState:
 
 @dataclass(eq=False)
 class PublicTable:
-    """The public table of R games, each as one seat sees it: everything both players have seen
-    (the snapshot without face-down stock cards and spit cards), as a core state to plan on.
+    """The public table of R games, each as one seat sees it, as a core state to plan on.
 
-    Made by :func:`public_table`. A policy that declares ``reads_public_table = True`` is given
-    one by the runners (``spit_env.policy.call_policy``); it never holds a hidden card's identity
-    or a game's random stream.
+    Everything both players have seen: the snapshot without face-down stock cards and spit
+    cards. Made by :func:`public_table`. A policy that declares ``reads_public_table = True`` is
+    given one by the runners (``spit_env.policy.call_policy``); it never holds a hidden card's
+    identity or a game's random stream.
 
     Attributes:
-        state: CoreState of R rows, a copy of the games in which
-            * every hidden card (:func:`hidden_cards`) is replaced by a placeholder arrangement:
-              the hidden cards in ascending id order in slot order (any arrangement is a valid
-              guess; :func:`replace_hidden` draws others);
-            * the random-stream keys, game ids and seed are 0 (:func:`reseed_rows` gives fresh ones);
-            * the opponent's move in flight is a WAIT landing at the same time, unless
-              ``config.observe_opponent_move`` (its busy flag and landing time are always seen).
+        state: CoreState of R rows, a copy of the games in which (1) every hidden card
+            (:func:`hidden_cards`) is replaced by a placeholder arrangement: the hidden cards in
+            ascending id order in slot order (any arrangement is a valid guess;
+            :func:`replace_hidden` draws others); (2) the random-stream keys, game ids and seed
+            are 0 (:func:`reseed_rows` gives fresh ones); (3) the opponent's move in flight is a
+            WAIT landing at the same time, unless ``config.observe_opponent_move`` (its busy flag
+            and landing time are always seen).
         seat: (R,) int64, the seat whose view row j is.
         rows: (R,) int64, the rows of the source state.
     """
@@ -1557,6 +1698,7 @@ def public_table(state: CoreState, rows=None, seat=None) -> PublicTable:
     """The public table of some rows, each seen from one seat (see :class:`PublicTable`).
 
     Args:
+        state: the games (not changed).
         rows: None (every row), (R,) integer row indices or a (B,) bool array.
         seat: 0 / 1, or (R,) integers (one seat per selected row); None means seat 0.
 
@@ -1570,16 +1712,15 @@ def public_table(state: CoreState, rows=None, seat=None) -> PublicTable:
     pub = copy_rows(state, R)
     pub.seed = 0
     pub.game_id[:] = 0
-    reseed_rows(pub, _arange(R.size), np.zeros(R.size, np.int64))
-    vals, hidden = _hidden_slots(pub, _arange(R.size))
-    packed = _pack(vals, hidden)
+    every = _arange(R.size)
+    reseed_rows(pub, every, np.zeros(R.size, np.int64))
+    packed = _pack(*_hidden_slots(pub, every))
     ascending = np.sort(np.where(packed < 0, N, packed), axis=1)
-    replace_hidden(pub, _arange(R.size), np.where(ascending == N, -1, ascending))
+    replace_hidden(pub, every, np.where(ascending == N, -1, ascending))
     if not state.config.observe_opponent_move:
-        j = _arange(R.size)
         opp = 1 - sp
-        moving = pub.fl_action[j, opp] >= 0
-        pub.fl_action[j[moving], opp[moving]] = rules.WAIT
-        pub.fl_card[j[moving], opp[moving]] = -1
+        moving = pub.fl_action[every, opp] >= 0
+        pub.fl_action[every[moving], opp[moving]] = rules.WAIT
+        pub.fl_card[every[moving], opp[moving]] = -1
         pub._bits = pub._tbits = None
     return PublicTable(pub, sp.astype(np.int64), R.astype(np.int64))

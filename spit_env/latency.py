@@ -28,6 +28,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .checks import check_number, is_int
+
 TABLE_SIZE = 1 << 16
 
 PRESETS: dict[str, tuple[float, float]] = {
@@ -38,14 +40,12 @@ PRESETS: dict[str, tuple[float, float]] = {
 PRESET_MIN_MS = 150
 
 
-def _check_ms(name: str, value, minimum: float = 0, integer: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number of milliseconds, got {value!r}")
-    if not math.isfinite(float(value)) or float(value) < minimum:
-        raise ValueError(f"{name} must be a finite number >= {minimum} ms, got {value!r}")
-    if integer and float(value) != int(value):
+def _whole_ms(name: str, value, minimum: int) -> int:
+    """``value`` as whole ms >= ``minimum`` (an integer, or a float without a fraction)."""
+    ms = check_number(name, value, minimum)
+    if ms != int(ms):
         raise ValueError(f"{name} must be a whole number of milliseconds, got {value!r}")
-    return float(value)
+    return int(ms)
 
 
 _Z = None
@@ -61,8 +61,10 @@ def _standard_normal_quantiles() -> np.ndarray:
 
 @dataclass(frozen=True)
 class Latency:
-    """A latency model. Build one with :meth:`fixed`, :meth:`normal`, :meth:`lognormal` or
-    :meth:`preset`; all times are integer milliseconds.
+    """A latency model.
+
+    Build one with :meth:`fixed`, :meth:`normal`, :meth:`lognormal` or :meth:`preset`; all times are
+    integer milliseconds.
 
     Attributes:
         kind: "fixed", "normal" or "lognormal".
@@ -87,7 +89,7 @@ class Latency:
         Raises:
             ValueError: ``ms`` is not a whole number >= 1.
         """
-        ms = int(_check_ms("latency ms", ms, 1, integer=True))
+        ms = _whole_ms("latency ms", ms, 1)
         return cls("fixed", float(ms), 0.0, ms)
 
     @classmethod
@@ -101,8 +103,10 @@ class Latency:
 
     @classmethod
     def lognormal(cls, mean_ms: float, std_ms: float, min_ms: int = 1) -> Latency:
-        """Log-normal with the given mean and standard deviation (of the distribution itself, not
-        of its logarithm), rounded to whole ms and floored at ``min_ms``.
+        """Log-normal with the given mean and standard deviation.
+
+        Log-normal with the given mean and standard deviation (of the distribution itself, not of
+        its logarithm), rounded to whole ms and floored at ``min_ms``.
 
         Raises:
             ValueError: a negative or non-finite value, or ``min_ms`` < 1.
@@ -111,8 +115,8 @@ class Latency:
 
     @classmethod
     def _distribution(cls, kind: str, mean_ms, std_ms, min_ms) -> Latency:
-        return cls(kind, _check_ms("mean_ms", mean_ms, 1), _check_ms("std_ms", std_ms, 0),
-                   int(_check_ms("min_ms", min_ms, 1, integer=True)))
+        return cls(kind, check_number("mean_ms", mean_ms, 1), check_number("std_ms", std_ms, 0),
+                   _whole_ms("min_ms", min_ms, 1))
 
     @classmethod
     def preset(cls, name: str) -> Latency:
@@ -139,7 +143,7 @@ class Latency:
             if spec.isdigit():
                 return cls.fixed(int(spec))
             return cls.preset(spec)
-        if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        if is_int(spec):
             return cls.fixed(int(spec))
         raise ValueError(
             f"latency must be a Latency, a preset name {sorted(PRESETS)} or a whole number of ms, "
@@ -149,7 +153,7 @@ class Latency:
     # --- sampling -------------------------------------------------------------------------------
     @property
     def table(self) -> np.ndarray:
-        """(65536,) int32 quantile table in ms, ascending; entry i is the (i + 0.5)/65536 quantile."""
+        """(65536,) int32 quantile table in ms, ascending: entry i is the (i + 0.5)/65536 one."""
         if self._table is None:
             if self.kind == "fixed":
                 values = np.full(TABLE_SIZE, self.mean_ms)

@@ -6,8 +6,8 @@ of that table, under the same name, decoded into plain units::
 
     from spit_env import read_observation
     view = read_observation(obs)              # obs: (B, D) float32
-    view.self_stock_top_rank                  # (B, 5) int64, rank 1-13 of each face-up top, 0 if none
-    view.centre_top_rank                      # (B, 2) int64, own pile first, 0 if empty
+    view.self_stock_top_rank      # (B, 5) int64, rank 1-13 of each face-up top, 0 if none
+    view.centre_top_rank          # (B, 2) int64, own pile first, 0 if empty
 
 How each kind of field decodes (the full list, with shapes: ``ObservationView.__doc__`` or
 ``observation_view_markdown()``):
@@ -62,7 +62,8 @@ FIELD_KINDS: dict[str, tuple[str, float, int]] = {
 _DTYPE = {"phase": "int64", "flag": "bool", "fraction": "float64", "ranks": "int64",
           "count": "int64", "time": "float64 ms", "action": "int64"}
 _UNITS = {"phase": "rules.PHASE_* (0 play, 1 slap, 2 over)", "flag": "", "fraction": "in [0, 1]",
-          "ranks": "rank 1-13, 0 if none", "count": "", "time": "", "action": "action id 0-22, -1 if none"}
+          "ranks": "rank 1-13, 0 if none", "count": "", "time": "",
+          "action": "action id 0-22, -1 if none"}
 _RANK_WEIGHTS = np.arange(1, rules.N_RANKS + 1, dtype=np.float32)
 _ACTION_WEIGHTS = np.arange(1, rules.N_ACTIONS + 1, dtype=np.float32)
 _PHASE_WEIGHTS = np.arange(3, dtype=np.float32)
@@ -139,8 +140,8 @@ def read_observation(observations) -> ObservationView:
     if obs.ndim == 1:
         obs = obs[None]
     if obs.ndim != 2 or obs.shape[1] != rules.OBS_DIM:
-        raise ValueError(f"observations must have shape (B, {rules.OBS_DIM}) or ({rules.OBS_DIM},), "
-                         f"got {np.shape(observations)}")
+        raise ValueError(f"observations must have shape (B, {rules.OBS_DIM}) or "
+                         f"({rules.OBS_DIM},), got {np.shape(observations)}")
     return ObservationView(**{f.name: _decode(obs, f) for f in rules.OBSERVATION})
 
 

@@ -11,8 +11,8 @@ Spaces (the same objects on every call):
 * observation: ``Dict({"observation": Box(0, 1, (D,), float32), "action_mask": Box(0, 1, (23,),
   int8)})`` as in PettingZoo's classic games. ``observation`` is egocentric, laid out by
   ``rules.OBSERVATION`` (docs/ENVIRONMENTS.md has the table); ``action_mask`` the legal moves.
-* action: ``Discrete(23)``, the egocentric action ids of ``rules.py`` (WAIT 0, PLAY(s, c) 1 + 2s + c,
-  FILL(s) 11 + s, FLIP(s) 16 + s, SLAP(c) 21 + c).
+* action: ``Discrete(23)``, the egocentric action ids of ``rules.py`` (WAIT 0, PLAY(s, c)
+  1 + 2s + c, FILL(s) 11 + s, FLIP(s) 16 + s, SLAP(c) 21 + c).
 * ``state()``: the two seats' observations concatenated, (2 D,) float32 in [0, 1]
   (``state_space``); it shows both moves in flight even with ``observe_opponent_move`` off.
 
@@ -40,43 +40,14 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from . import core
 from .config import SpitConfig, check_config
-from .render import RENDER_MODES, render
+from .render import RENDER_MODES, check_render_mode, render
 from .rules import N_ACTIONS, OBS_DIM, check_action, check_deal
+from .streams import next_game
 
-__all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "check_deal", "check_render_mode"]
+__all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "AGENTS"]
 
+#: The agents, seat 0 then seat 1.
 AGENTS = ("player_0", "player_1")
-
-
-def check_render_mode(render_mode) -> None:
-    """Raise ValueError naming ``render_mode`` and the allowed values unless it is allowed."""
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
-
-
-def os_seed() -> int:
-    """A fresh 63-bit seed from the operating system's entropy (not the global generators)."""
-    return int(np.random.SeedSequence().entropy % (1 << 63))
-
-
-def check_seed(seed) -> int:
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
-    return int(seed)
-
-
-def next_game(seed, current_seed, current_game_id) -> tuple[int, int]:
-    """Which game a ``reset(seed)`` plays: game 0 of ``seed`` when one is given (a fresh OS
-    seed on the very first unseeded reset), otherwise the next game id of the current seed.
-
-    Raises:
-        ValueError: a seed that is not None or an integer >= 0.
-    """
-    if seed is not None:
-        return check_seed(seed), 0
-    if current_seed is None:
-        return os_seed(), 0
-    return current_seed, current_game_id + 1
 
 
 class SpitParallelEnv(ParallelEnv):
@@ -114,9 +85,11 @@ class SpitParallelEnv(ParallelEnv):
         self._game_id = -1
 
     def observation_space(self, agent):
+        """The observation space of ``agent`` (the same Dict for both)."""
         return self.observation_spaces[agent]
 
     def action_space(self, agent):
+        """The action space of ``agent``: Discrete(23)."""
         return self.action_spaces[agent]
 
     @property
@@ -124,6 +97,18 @@ class SpitParallelEnv(ParallelEnv):
         """(seed, game id) of the current game; ValueError before the first reset."""
         self._need_state()
         return self._seed, self._game_id
+
+    @property
+    def core_state(self) -> core.CoreState:
+        """The batch-1 core state of the current game (read only).
+
+        For checks such as ``testing.check_invariants``; do not change it.
+
+        Raises:
+            ValueError: before the first reset.
+        """
+        self._need_state()
+        return self._state
 
     def reset(self, seed=None, options=None):
         """Start a game: game 0 of ``seed`` if given, else the next game id (module docstring).
@@ -166,11 +151,13 @@ class SpitParallelEnv(ParallelEnv):
             raise ValueError("step() called on a finished game; call reset() first")
         if not isinstance(actions, dict) or set(actions) != set(self.agents):
             got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
-            raise ValueError(f"actions must be a dict with one action for each of {self.agents}, got {got}")
+            raise ValueError(
+                f"actions must be a dict with one action for each of {self.agents}, got {got}"
+            )
         joint = np.zeros((1, 2), dtype=np.int64)
         for seat, agent in enumerate(self.possible_agents):
             try:
-                joint[0, seat] = check_action(_as_scalar(actions[agent]))
+                joint[0, seat] = check_action(actions[agent])
             except ValueError as err:
                 raise ValueError(f"actions[{agent!r}]: {err}") from None
         self._state, out = core.step(self._state, joint, events=True)
@@ -178,7 +165,9 @@ class SpitParallelEnv(ParallelEnv):
         events = out.events.for_row(0)
         term, trunc = bool(out.terminated[0]), bool(out.truncated[0])
         observations = self._observations(live)
-        rewards = {a: float(out.rewards[0, i]) for i, a in enumerate(self.possible_agents) if a in live}
+        rewards = {
+            a: float(out.rewards[0, i]) for i, a in enumerate(self.possible_agents) if a in live
+        }
         terminations = dict.fromkeys(live, term)
         truncations = dict.fromkeys(live, trunc)
         infos = {a: {"events": [dict(e) for e in events]} for a in live}
@@ -221,9 +210,14 @@ class SpitParallelEnv(ParallelEnv):
         return core.snapshot(self._state, 0)
 
     def public_table(self, agent: str):
-        """``agent``'s public table (``spit_env.core.PublicTable``, one row), for a planning
-        policy: ``planner(obs[agent]["observation"][None], obs[agent]["action_mask"][None].astype(bool),
-        rng, table=env.public_table(agent))``.
+        """``agent``'s public table (``spit_env.core.PublicTable``, one row).
+
+        For a planning policy: ``planner(o["observation"][None],
+        o["action_mask"][None].astype(bool), rng, table=env.public_table(agent))`` with
+        ``o = observations[agent]``.
+
+        Args:
+            agent: "player_0" or "player_1".
 
         Raises:
             ValueError: an unknown agent, or before reset().
@@ -231,7 +225,8 @@ class SpitParallelEnv(ParallelEnv):
         self._need_state()
         if agent not in self.possible_agents:
             raise ValueError(f"agent must be one of {self.possible_agents}, got {agent!r}")
-        return core.public_table(self._state, np.zeros(1, np.intp), self.possible_agents.index(agent))
+        seat = self.possible_agents.index(agent)
+        return core.public_table(self._state, np.zeros(1, np.intp), seat)
 
     def render(self):
         """"ansi": the table as text; "human": print it (returns None); None: returns None."""
@@ -240,21 +235,16 @@ class SpitParallelEnv(ParallelEnv):
         return render(self.snapshot(), tuple(self.possible_agents), self.render_mode)
 
     def close(self):
-        pass
-
-
-def _as_scalar(action):
-    # SuperSuit and Gymnasium hand actions as 0-d arrays; check_action wants a scalar.
-    if isinstance(action, np.ndarray) and action.shape == ():
-        return action[()]
-    return action
+        """Nothing to release."""
 
 
 class SpitAECEnv(AECEnv):
-    """The AEC version of :class:`SpitParallelEnv`: player_0 then player_1 choose, and the
-    decision epoch runs when player_1 has chosen (the two moves are still simultaneous in game
-    time). Rewards, terminations, truncations and infos are those of the parallel step; at the
-    end both agents get their dead step (``step(None)``) and leave ``agents``.
+    """The AEC version of :class:`SpitParallelEnv`.
+
+    The AEC version of :class:`SpitParallelEnv`: player_0 then player_1 choose, and the decision
+    epoch runs when player_1 has chosen (the two moves are still simultaneous in game time).
+    Rewards, terminations, truncations and infos are those of the parallel step; at the end both
+    agents get their dead step (``step(None)``) and leave ``agents``.
 
     Auto-reset: none, call ``reset()``. Same arguments and errors as :class:`SpitParallelEnv`.
     """
@@ -273,12 +263,15 @@ class SpitAECEnv(AECEnv):
         self.action_spaces = self._par.action_spaces
 
     def observation_space(self, agent):
+        """The observation space of ``agent`` (the ParallelEnv's)."""
         return self._par.observation_space(agent)
 
     def action_space(self, agent):
+        """The action space of ``agent``: Discrete(23)."""
         return self._par.action_space(agent)
 
     def reset(self, seed=None, options=None):
+        """Start a game (as :meth:`SpitParallelEnv.reset`); player_0 is selected first."""
         self._observations, infos = self._par.reset(seed=seed, options=options)
         self.agents = list(self._par.agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -290,9 +283,11 @@ class SpitAECEnv(AECEnv):
         self.agent_selection = self.agents[0]
 
     def observe(self, agent):
+        """The last observation of ``agent``: {"observation", "action_mask"}."""
         return self._observations[agent]
 
     def state(self):
+        """The global state (as :meth:`SpitParallelEnv.state`)."""
         return self._par.state()
 
     def snapshot(self) -> dict:
@@ -313,7 +308,7 @@ class SpitAECEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        check_action(_as_scalar(action))  # fail at once, not one call later
+        check_action(action)  # fail at once, not one call later
         self._pending[agent] = action
         if agent != self.agents[-1]:
             self._clear_rewards()
@@ -330,13 +325,17 @@ class SpitAECEnv(AECEnv):
         self._deads_step_first()
 
     def render(self):
+        """As :meth:`SpitParallelEnv.render`."""
         return self._par.render()
 
     def close(self):
+        """Nothing to release."""
         self._par.close()
 
 
-def parallel_env(config: SpitConfig | None = None, render_mode: str | None = None) -> SpitParallelEnv:
+def parallel_env(
+    config: SpitConfig | None = None, render_mode: str | None = None
+) -> SpitParallelEnv:
     """A PettingZoo ParallelEnv of one Spit game (see :class:`SpitParallelEnv`)."""
     return SpitParallelEnv(config, render_mode)
 

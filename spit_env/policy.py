@@ -1,4 +1,6 @@
-"""Policies: the one signature every bot, trained model and opponent of the adapters has, a name
+"""Policies: their one signature, the registry of names, and player profiles.
+
+Policies: the one signature every bot, trained model and opponent of the adapters has, a name
 registry, and player profiles ("name@latency").
 
 A **policy** maps a batch of observations to a batch of actions::
@@ -23,16 +25,26 @@ A **profile** is ``"name@latency"``: a registered policy name plus the latency o
 "greedy@expert", "random@250". A profile's latency replaces that seat's ``config.latency``
 (:func:`apply_profile`); a bare name keeps the config's latency.
 
-Plug-in hook, the one upward import of the package: bots live in the top-level ``agents``
-package, which registers them here with :func:`register_policy` when it is imported. The
-adapters never import ``agents`` at module level (import direction rules <- core <- adapters <-
-agents); instead, the first time :func:`make_policy` is asked for a name that is not registered,
-it imports ``agents`` once, lazily, and looks again.
+Plug-ins: a policy name is found in :func:`register_policy`'s run-time registry, else in the
+entry-point group ``spit_env.policies`` (:data:`ENTRY_POINT_GROUP`) of the installed
+distributions, read with ``importlib.metadata``. Each entry maps a name to a factory, the
+callable ``factory(**kwargs) -> Policy``; this project declares its bots in its pyproject.toml::
+
+    [project.entry-points."spit_env.policies"]
+    greedy = "agents.heuristics:GreedyBot"
+
+An entry's module is imported only when its name is first asked for, so ``spit_env`` names no
+bot package and imports nothing above itself (import direction rules <- core <- adapters <-
+agents). Entry points are part of a distribution's installed metadata: after adding one, install
+the package again (``pip install -e .``). A plug-in that fails to import, for example because
+another installed package of the same top-level name shadows its module, raises
+:class:`PolicyPluginError` saying which entry point failed and where its module was found.
 """
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
+import importlib.util
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
@@ -44,7 +56,9 @@ from .latency import Latency
 from .rules import N_ACTIONS
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "Policy",
+    "PolicyPluginError",
     "register_policy",
     "registered_policies",
     "parse_profile",
@@ -53,7 +67,11 @@ __all__ = [
     "call_policy",
     "reads_public_table",
     "uniform_legal",
+    "uniform_legal_actions",
 ]
+
+#: The entry-point group in which installed distributions declare policies by name.
+ENTRY_POINT_GROUP = "spit_env.policies"
 
 
 @runtime_checkable
@@ -62,12 +80,15 @@ class Policy(Protocol):
 
     def __call__(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray: ...
+    ) -> np.ndarray:
+        """Choose one legal action per row (module docstring)."""
+
+
+class PolicyPluginError(ImportError):
+    """A policy declared by an entry point could not be loaded (the message says which and why)."""
 
 
 _REGISTRY: dict[str, Callable[..., Policy]] = {}
-_PLUGINS_MODULE = "agents"
-_plugins_loaded = False
 
 
 def register_policy(name: str, factory: Callable[..., Policy], *, overwrite: bool = False) -> None:
@@ -82,32 +103,82 @@ def register_policy(name: str, factory: Callable[..., Policy], *, overwrite: boo
         ValueError: a bad name, a non-callable factory, or a name already registered.
     """
     if not isinstance(name, str) or not name or "@" in name or name != name.strip():
-        raise ValueError(f"policy name must be a non-empty string without '@' or spaces, got {name!r}")
+        raise ValueError(
+            f"policy name must be a non-empty string without '@' or spaces, got {name!r}"
+        )
     if not callable(factory):
         raise ValueError(f"factory for policy {name!r} must be callable, got {factory!r}")
-    if name in _REGISTRY and not overwrite and _REGISTRY[name] is not factory:
-        raise ValueError(f"policy {name!r} is already registered (pass overwrite=True to replace it)")
+    if not overwrite and _REGISTRY.get(name, factory) is not factory:
+        raise ValueError(
+            f"policy {name!r} is already registered (pass overwrite=True to replace it)"
+        )
+    declared = {} if overwrite or name in _REGISTRY else _entry_points()
+    if name in declared:
+        ep = declared[name][0]
+        raise ValueError(f"policy {name!r} is already registered by the entry point "
+                         f"'{ep.name} = {ep.value}' (pass overwrite=True to replace it)")
     _REGISTRY[name] = factory
 
 
 def registered_policies() -> list[str]:
-    """The registered policy names, sorted (after loading the ``agents`` plug-in if present)."""
-    _load_plugins()
-    return sorted(_REGISTRY)
+    """The known policy names, sorted: registered at run time or declared by an entry point.
+
+    Entry points are listed without importing their modules.
+    """
+    return sorted(set(_REGISTRY) | set(_entry_points()))
 
 
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
+def _entry_points() -> dict[str, list[importlib.metadata.EntryPoint]]:
+    """The installed entry points of :data:`ENTRY_POINT_GROUP` by name, distinct values only.
+
+    Read afresh at each call (a name that loads is then kept in the registry, so this runs once
+    per name, not per policy built).
+    """
+    found: dict[str, list[importlib.metadata.EntryPoint]] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if all(ep.value != other.value for other in found.get(ep.name, [])):
+            found.setdefault(ep.name, []).append(ep)
+    return found
+
+
+def _describe(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    where = f" of the distribution {dist.name!r}" if dist is not None else ""
+    return f"the entry point '{ep.name} = {ep.value}'{where} (group {ENTRY_POINT_GROUP!r})"
+
+
+def _load_entry_point(name: str, eps: list) -> Callable[..., Policy]:
+    """Import the factory that the entry points ``eps`` of ``name`` declare and register it.
+
+    Raises:
+        PolicyPluginError: two distributions declare the name differently, its module does not
+            import (missing, broken or shadowed by another package of the same name), or the
+            object it names is missing or not callable.
+    """
+    if len(eps) > 1:
+        raise PolicyPluginError(
+            f"policy {name!r} is declared by more than one entry point: "
+            + "; ".join(_describe(ep) for ep in eps) + ". Uninstall one of them.")
+    ep = eps[0]
     try:
-        importlib.import_module(_PLUGINS_MODULE)
-    except ModuleNotFoundError as err:
-        # Only a missing ``agents`` package is tolerated (spit_env used on its own); an import
-        # error inside agents is a real bug and must surface.
-        if err.name != _PLUGINS_MODULE:
-            raise
+        factory = ep.load()
+    except (ImportError, AttributeError) as err:
+        top = ep.value.split(":")[0].split(".")[0]
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            spec = None
+        found = "is not installed" if spec is None else f"is found at {spec.origin or spec.name}"
+        raise PolicyPluginError(
+            f"policy {name!r} is declared by {_describe(ep)}, but it could not be loaded: {err}. "
+            f"The top-level module {top!r} {found}; if that is another package of the same "
+            f"name, it shadows the plug-in (uninstall or rename one of them). After changing "
+            f"entry points, install the package again (pip install -e .).") from err
+    if not callable(factory):
+        raise PolicyPluginError(f"policy {name!r}: {_describe(ep)} names {factory!r}, which is "
+                                f"not callable (a factory(**kwargs) -> Policy is needed)")
+    _REGISTRY[name] = factory
+    return factory
 
 
 def parse_profile(spec: str) -> tuple[str, Latency | None]:
@@ -123,7 +194,8 @@ def parse_profile(spec: str) -> tuple[str, Latency | None]:
     name, sep, lat = spec.partition("@")
     if not name or "@" in lat or (sep and not lat):
         raise ValueError(
-            f"profile must be 'name' or 'name@latency' (latency a preset name or whole ms), got {spec!r}"
+            "profile must be 'name' or 'name@latency' (latency a preset name or whole ms), "
+            f"got {spec!r}"
         )
     if not sep:
         return name, None
@@ -146,28 +218,38 @@ def make_policy(spec, **kwargs) -> Policy:
     Raises:
         ValueError: an unknown name (the message lists the known names), a bad profile, keyword
             arguments given with a callable, or a spec that is neither a string nor callable.
+        PolicyPluginError: the name's entry point does not load (see :func:`registered_policies`).
     """
     if isinstance(spec, str):
         name, _ = parse_profile(spec)
-        if name not in _REGISTRY:
-            _load_plugins()
-        if name not in _REGISTRY:
-            raise ValueError(f"unknown policy {name!r}; known policies: {sorted(_REGISTRY)}")
-        return _REGISTRY[name](**kwargs)
+        factory = _REGISTRY.get(name)
+        if factory is None:
+            declared = _entry_points().get(name)
+            factory = None if declared is None else _load_entry_point(name, declared)
+        if factory is None:
+            raise ValueError(
+                f"unknown policy {name!r}; known policies: {registered_policies()} (registered "
+                f"with register_policy or declared by an installed distribution in the "
+                f"entry-point group {ENTRY_POINT_GROUP!r})")
+        return factory(**kwargs)
     if callable(spec):
         if kwargs:
             raise ValueError(
-                f"keyword arguments {sorted(kwargs)} are only for a policy given by name, not a callable"
+                f"keyword arguments {sorted(kwargs)} are only for a policy given by name, "
+                "not a callable"
             )
         return spec
     raise ValueError(
-        f"policy must be a callable Policy, a registered name or a 'name@latency' profile, got {spec!r}"
+        "policy must be a callable Policy, a registered name or a 'name@latency' profile, "
+        f"got {spec!r}"
     )
 
 
 def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy, SpitConfig]:
-    """Build the policy of ``spec`` for ``seat`` and the config with that seat's latency replaced
-    by the profile's (unchanged for a callable or a bare name).
+    """The policy of ``spec`` for ``seat``, and the config with its latency.
+
+    Build the policy of ``spec`` for ``seat`` and the config with that seat's latency replaced by
+    the profile's (unchanged for a callable or a bare name).
 
     Raises:
         ValueError: as :func:`make_policy`, or a seat other than 0 / 1.
@@ -185,8 +267,11 @@ def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy
 
 
 def reads_public_table(policy) -> bool:
-    """Whether ``policy`` plans on the public table: it declares ``reads_public_table = True``
-    and takes a ``table=`` keyword (see the module docstring)."""
+    """Whether ``policy`` plans on the public table.
+
+    Such a policy declares ``reads_public_table = True`` and takes a ``table=`` keyword (see the
+    module docstring).
+    """
     return bool(getattr(policy, "reads_public_table", False))
 
 
@@ -197,6 +282,10 @@ def call_policy(
     """Call ``policy`` and check its answer: (B,) int64 action ids, each legal in its row.
 
     Args:
+        policy: the policy to call.
+        observations: (B, D) float32.
+        action_masks: (B, 23) bool.
+        rng: the policy's generator.
         table: for a policy that :func:`reads_public_table` (ignored for the others): the
             ``core.PublicTable`` of the same B rows, a list of ``(positions, PublicTable)`` parts
             that together cover the B rows (games of core states with different configs: the
@@ -214,15 +303,19 @@ def call_policy(
         out = np.asarray(policy(observations, action_masks, rng))
     if out.shape != (b,) or out.dtype.kind not in "iu":
         raise ValueError(
-            f"policy {policy!r} must return ({b},) integer actions, got shape {out.shape} dtype {out.dtype}"
+            f"policy {policy!r} must return ({b},) integer actions, got shape {out.shape} "
+            f"dtype {out.dtype}"
         )
     out = out.astype(np.int64)
     if ((out < 0) | (out >= N_ACTIONS)).any() or not action_masks[np.arange(b), out].all():
         bad = np.flatnonzero(
-            (out < 0) | (out >= N_ACTIONS) | ~action_masks[np.arange(b), np.clip(out, 0, N_ACTIONS - 1)]
+            (out < 0)
+            | (out >= N_ACTIONS)
+            | ~action_masks[np.arange(b), np.clip(out, 0, N_ACTIONS - 1)]
         )
         raise ValueError(
-            f"policy {policy!r} returned illegal actions in rows {bad[:10].tolist()}: {out[bad[:10]].tolist()}"
+            f"policy {policy!r} returned illegal actions in rows {bad[:10].tolist()}: "
+            f"{out[bad[:10]].tolist()}"
         )
     return out
 
@@ -231,14 +324,15 @@ def _call_with_table(policy, observations, action_masks, rng, table) -> np.ndarr
     b = action_masks.shape[0]
     if table is None:
         raise ValueError(
-            f"policy {policy!r} plans on the public table (reads_public_table = True) but was given "
-            "none; pass table=spit_env.core.public_table(state, rows, seats)"
+            f"policy {policy!r} plans on the public table (reads_public_table = True) but was "
+            "given none; pass table=spit_env.core.public_table(state, rows, seats)"
         )
     if callable(table):
         table = table()
     if isinstance(table, core.PublicTable):
         if table.batch_size != b:
-            raise ValueError(f"table must hold the policy's {b} rows, got a table of {table.batch_size}")
+            raise ValueError(f"table must hold the policy's {b} rows, got a table of "
+                             f"{table.batch_size}")
         return np.asarray(policy(observations, action_masks, rng, table=table))
     parts = list(table)
     covered = np.zeros(b, np.int64)
@@ -254,11 +348,26 @@ def _call_with_table(policy, observations, action_masks, rng, table) -> np.ndarr
     return out
 
 
+def uniform_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action per mask row: the one helper for "any legal move".
+
+    Args:
+        action_masks: (..., A) bool, at least one True per row.
+        rng: the only randomness: one ``rng.random(action_masks.shape)`` draw per call.
+
+    Returns:
+        (...) int64 action ids.
+    """
+    masks = np.asarray(action_masks, dtype=bool)
+    u = rng.random(masks.shape)
+    return np.argmax(np.where(masks, u, -1.0), axis=-1).astype(np.int64)
+
+
 def uniform_legal(
     observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
-    """A policy choosing uniformly among each row's legal actions (used by the adapters' checks,
-    which must not depend on the ``agents`` plug-in). Returns (B,) int64."""
-    masks = np.asarray(action_masks, dtype=bool)
-    u = rng.random(masks.shape)
-    return np.argmax(np.where(masks, u, -1.0), axis=1).astype(np.int64)
+    """The Policy of :func:`uniform_legal_actions`: (B,) int64, the observations unread.
+
+    A policy that needs no bot plug-in, for the adapters' checks and tests.
+    """
+    return uniform_legal_actions(action_masks, rng)

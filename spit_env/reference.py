@@ -1,7 +1,9 @@
-"""The scalar reference game: ONE game of Spit in plain Python (lists and ints), written to be
-read next to docs/RULES.md. It is the test oracle of the batched core (``core.py``): both follow
-the decisions D1-D17 and "The time model, exactly" of docs/RULES.md, and the differential test
-compares them snapshot for snapshot, event for event.
+"""The scalar reference game: one game of Spit in plain Python, the test oracle.
+
+The scalar reference game: ONE game of Spit in plain Python (lists and ints), written to be read
+next to docs/RULES.md. It is the test oracle of the batched core (``core.py``): both follow the
+decisions D1-D17 and "The time model, exactly" of docs/RULES.md, and the differential test compares
+them snapshot for snapshot, event for event.
 
 Layout of the state (all plain Python, see :meth:`ReferenceGame.snapshot`):
 
@@ -18,9 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import rules, streams
+from .checks import is_int
 from .config import SpitConfig, check_config
 from .latency import Latency
 
@@ -49,7 +50,7 @@ class StepResult:
 
 @dataclass
 class Move:
-    """A move in flight (D7): egocentric action id, carried card (-1 unless PLAY/FILL), landing ms."""
+    """A move in flight (D7): egocentric action id, carried card (-1 unless PLAY/FILL), landing."""
 
     action: int
     card: int
@@ -57,8 +58,11 @@ class Move:
 
 
 class RandomSource:
-    """Every random draw of one game, as pure hashes of (seed, game id, purpose, a, b)
-    (``streams.py``), so the batched core can make exactly the same draws."""
+    """Every random draw of one game.
+
+    Every random draw of one game, as pure hashes of (seed, game id, purpose, a, b)
+    (``streams.py``), so the batched core can make exactly the same draws.
+    """
 
     def __init__(self, seed: int, game_id: int):
         self.key = int(streams.game_key(seed, game_id))
@@ -82,13 +86,6 @@ class RandomSource:
         return streams.shuffled(self.key, streams.REDEAL, completed_rounds, cards)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-check_deal = rules.check_deal  # the one deal validator, shared with the core
-
-
 def _event(kind: str, player=-1, clock_ms=0, action=-1, card=-1, pile=-1, value=0) -> dict:
     return {"type": kind, "player": int(player), "clock_ms": int(clock_ms), "action": int(action),
             "card": int(card), "pile": int(pile), "value": int(value)}
@@ -110,13 +107,13 @@ class ReferenceGame:
     def __init__(self, config: SpitConfig | None = None, seed: int = 0, game_id: int = 0,
                  deal=None):
         config = check_config(config)
-        if not _is_int(seed):
+        if not is_int(seed):
             raise ValueError(f"seed must be an integer, got {seed!r}")
-        if not _is_int(game_id):
+        if not is_int(game_id):
             raise ValueError(f"game_id must be an integer, got {game_id!r}")
         self.config = config
         self.rng = RandomSource(int(seed), int(game_id))
-        packs = self.rng.deal() if deal is None else check_deal(deal)
+        packs = self.rng.deal() if deal is None else rules.check_deal(deal)
 
         self.clock_ms = 0
         self.last_move_ms = 0  # D17: when a card last moved (play, fill, flip, spit, round start)
@@ -147,6 +144,7 @@ class ReferenceGame:
 
     @property
     def done(self) -> bool:
+        """Whether the game is over."""
         return self._phase == OVER
 
     def free(self, player: int) -> bool:
@@ -171,7 +169,7 @@ class ReferenceGame:
         return self._table_mask(player)
 
     def snapshot(self) -> dict:
-        """The whole public table as plain JSON-serialisable Python; ``core.snapshot`` returns the same."""
+        """The whole public table as plain JSON-serialisable Python (as ``core.snapshot``)."""
         return {
             "clock_ms": self.clock_ms,
             "last_move_ms": self.last_move_ms,
@@ -191,14 +189,21 @@ class ReferenceGame:
         }
 
     # --- the step -------------------------------------------------------------------------------
-    def step(self, action0, action1) -> StepResult:
+    def step(self, action0, action1, latency_ms=(-1, -1)) -> StepResult:
         """Advance one decision epoch with one egocentric action id (0-22) per player.
 
+        ``latency_ms``: per player, -1 (its latency draw, or ``wait_ms`` for WAIT, D7) or whole
+        ms 1..10^9 from decision to landing of the move it decides this step (``core.step``).
+
         Raises:
-            ValueError: an action that is not an integer id 0-22 (always), or an illegal action
-                with ``illegal_action="raise"``; the game is then unchanged.
+            ValueError: an action that is not an integer id 0-22 or a bad latency (always), or an
+                illegal action with ``illegal_action="raise"``; the game is then unchanged.
         """
         actions = (rules.check_action(action0), rules.check_action(action1))
+        if len(latency_ms) != 2 or any(not is_int(v) or not (v == -1 or 1 <= v <= 10**9)
+                                       for v in latency_ms):
+            raise ValueError(
+                f"latency_ms must be two values, -1 or whole ms 1..10^9, got {latency_ms!r}")
         if self._phase == OVER:
             return StepResult((0.0, 0.0), False, False, [], (False, False))
         masks = [self.legal_action_mask(p) for p in PLAYERS]
@@ -218,7 +223,9 @@ class ReferenceGame:
         # Decisions of the free players, in seat order; a busy player's action is ignored.
         for p in PLAYERS:
             if self.in_flight[p] is None:
-                self._decide(p, self._substitute(p) if illegal[p] else actions[p])
+                self._decide(
+                    p, self._substitute(p) if illegal[p] else actions[p], int(latency_ms[p])
+                )
         self._resolve(events)
 
         # D16: truncation by time, checked after the step.
@@ -233,17 +240,25 @@ class ReferenceGame:
                           events, illegal)
 
     def _substitute(self, p: int) -> int:
-        """The move an illegal action of a free player becomes (``illegal_action="wait"``): WAIT,
-        or in the slap phase, where the slap is compulsory (D11), a slap of the smaller centre
-        pile (the player's own when both are equal)."""
+        """The move an illegal action of a free player becomes.
+
+        The move an illegal action of a free player becomes (``illegal_action="wait"``): WAIT, or in
+        the slap phase, where the slap is compulsory (D11), a slap of the smaller centre pile (the
+        player's own when both are equal).
+        """
         if self._phase != SLAP:
             return rules.WAIT
         smaller_is_opp = len(self.centre[1 - p]) < len(self.centre[p])
         return rules.slap_action(1 if smaller_is_opp else 0)
 
-    def _decide(self, p: int, action: int) -> None:
-        """Time-model step 2-3: the move takes the hand until it lands (D7)."""
-        if action == rules.WAIT:
+    def _decide(self, p: int, action: int, given_ms: int = -1) -> None:
+        """Time-model step 2-3: the move takes the hand until it lands (D7).
+
+        ``given_ms`` >= 1 replaces the latency (or ``wait_ms``).
+        """
+        if given_ms > 0:
+            lands = self.clock_ms + given_ms
+        elif action == rules.WAIT:
             lands = self.clock_ms + self.config.wait_ms
         else:
             model = self.config.latency[p]
@@ -330,8 +345,11 @@ class ReferenceGame:
 
     # --- stall, round end, re-deal --------------------------------------------------------------
     def _settle(self, events: list[dict]) -> None:
-        """D9 stall check (with the D17 timeout), repeated until the table is not stalled (or the
-        round ends, D10 b)."""
+        """The D9 stall check (with the D17 timeout).
+
+        D9 stall check (with the D17 timeout), repeated until the table is not stalled (or the round
+        ends, D10 b).
+        """
         while self._phase == PLAY:
             no_moves = self._stalled()
             if not (no_moves or self._timed_out()):
@@ -355,14 +373,20 @@ class ReferenceGame:
                 self._end_round(first, rules.ROUND_END_STALL_OUT, events)
 
     def _timed_out(self) -> bool:
-        """D17: no card has moved for ``stall_timeout_ms`` (never right after a card moved, as
-        the timeout is at least 1 ms)."""
+        """D17: no card has moved for ``stall_timeout_ms``.
+
+        D17: no card has moved for ``stall_timeout_ms`` (never right after a card moved, as the
+        timeout is at least 1 ms).
+        """
         timeout = self.config.stall_timeout_ms
         return timeout is not None and self.clock_ms >= self.last_move_ms + timeout
 
     def _stalled(self) -> bool:
-        """D9: no player has a legal play, a legal fill (D6) or a pending flip (D5),
-        whatever moves are in flight."""
+        """D9: no player has a table move.
+
+        D9: no player has a legal play, a legal fill (D6) or a pending flip (D5), whatever moves are
+        in flight.
+        """
         for p in PLAYERS:
             mask = self._table_mask(p)
             if any(mask[rules.PLAY_BASE:rules.SLAP_BASE]):
@@ -377,8 +401,11 @@ class ReferenceGame:
         events.append(_event("spit", p, self.clock_ms, -1, card, p, why))
 
     def _end_round(self, first: int, cause: int, events: list[dict]) -> None:
-        """Round end pipeline (docs/RULES.md). ``first``: the player that emptied its stocks /
-        counts as first (D12), -1 for a two-pile stall-out."""
+        """Round end pipeline (docs/RULES.md).
+
+        ``first``: the player that emptied its stocks / counts as first (D12), -1 for a two-pile
+        stall-out.
+        """
         self.in_flight = [None, None]
         self.round += 1
         events.append(_event("round_end", first, self.clock_ms, value=cause))
@@ -425,7 +452,8 @@ class ReferenceGame:
 
         A player that took nothing in a one-pile round with no spit cards left lays out no card:
         its five places are empty from the start, so the round ends at once (D10 a) and, as the
-        player without spit cards, it wins (D12, D14)."""
+        player without spit cards, it wins (D12, D14).
+        """
         for p in PLAYERS:
             places, spit = rules.layout(packs[p])
             self.stocks[p] = [[[c, i == len(pl) - 1] for i, c in enumerate(pl)] for pl in places]
@@ -492,6 +520,6 @@ class ReferenceGame:
 
     @staticmethod
     def _check_player(player) -> int:
-        if not _is_int(player) or int(player) not in PLAYERS:
+        if not is_int(player) or int(player) not in PLAYERS:
             raise ValueError(f"player must be 0 or 1, got {player!r}")
         return int(player)

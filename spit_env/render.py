@@ -1,4 +1,6 @@
-"""Text rendering of a table: a pure function of a snapshot dict (see ``snapshot()`` of the
+"""Text rendering of a table, a pure function of a snapshot.
+
+Text rendering of a table: a pure function of a snapshot dict (see ``snapshot()`` of the
 environments), so that rendering never reads an engine's private fields.
 
 The view is a spectator's: it shows everything public and nothing hidden. Face-up stock tops are
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from .rules import ACTION_NAMES, N_RANKS, N_STOCKS
 
-__all__ = ["card_name", "render_text", "RENDER_MODES"]
+__all__ = ["card_name", "render_text", "render", "check_render_mode", "RENDER_MODES"]
 
 #: The render modes every environment of the package accepts (besides None).
 RENDER_MODES = ("ansi", "human")
@@ -64,7 +66,8 @@ def _player_lines(snap: dict, p: int, names) -> list[str]:
         carried = f" carrying {card_name(move['card'])}" if move["card"] >= 0 else ""
         wait = move["lands_ms"] - snap["clock_ms"]
         lines.append(
-            f"  hand    {ACTION_NAMES[move['action']]}{carried}, lands at {move['lands_ms']:,} ms (+{wait} ms)"
+            f"  hand    {ACTION_NAMES[move['action']]}{carried}, lands at {move['lands_ms']:,} ms "
+            f"(+{wait} ms)"
         )
     return lines
 
@@ -88,10 +91,19 @@ def render_text(snapshot: dict, names=("player_0", "player_1")) -> str:
         centre = snapshot["centre"]
         piles = "    ".join(
             f"pile {c} ({names[c]}): "
-            + (f"top {card_name(centre[c][-1])}, {_cards(len(centre[c]))}" if centre[c] else "empty")
+            + (
+                f"top {card_name(centre[c][-1])}, {_cards(len(centre[c]))}"
+                if centre[c]
+                else "empty"
+            )
             for c in range(2)
         )
-        lines = [header, *_player_lines(snapshot, 1, names), f"centre  {piles}", *_player_lines(snapshot, 0, names)]
+        lines = [
+            header,
+            *_player_lines(snapshot, 1, names),
+            f"centre  {piles}",
+            *_player_lines(snapshot, 0, names),
+        ]
         if phase == "over":
             if snapshot["truncated"]:
                 lines.append("game over: truncated (a draw)")
@@ -104,9 +116,23 @@ def render_text(snapshot: dict, names=("player_0", "player_1")) -> str:
     return "\n".join(lines)
 
 
+def check_render_mode(render_mode) -> None:
+    """Accept None or one of :data:`RENDER_MODES`.
+
+    Raises:
+        ValueError: naming ``render_mode`` and the allowed values.
+    """
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(
+            f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
+
+
 def render(snapshot: dict, names: tuple[str, str], render_mode: str | None):
-    """What an environment's ``render()`` returns for ``render_mode``: the text for "ansi",
-    None after printing it for "human", None for None."""
+    """What an environment's ``render()`` returns for ``render_mode``.
+
+    What an environment's ``render()`` returns for ``render_mode``: the text for "ansi", None after
+    printing it for "human", None for None.
+    """
     if render_mode is None:
         return None
     text = render_text(snapshot, names)

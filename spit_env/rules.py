@@ -1,5 +1,7 @@
-"""Fixed facts of Spit: card ids, rank adjacency, the deal layout, the action table and the
-observation table. Everything here is a constant or a lookup table built at import time.
+"""Fixed facts of Spit: every constant and lookup table of the rules.
+
+Fixed facts of Spit: card ids, rank adjacency, the deal layout, the action table and the observation
+table. Everything here is a constant or a lookup table built at import time.
 
 Dimension letters used throughout the package (declared once, here):
 
@@ -16,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from .checks import is_int
 
 # --- sizes -------------------------------------------------------------------------------------
 N_PLAYERS = 2
@@ -84,7 +88,8 @@ def layout(pack: list[int]) -> tuple[list[list[int]], list[int]]:
 PHASE_PLAY, PHASE_SLAP, PHASE_OVER = 0, 1, 2
 PHASE_NAMES = ("play", "slap", "over")
 
-EV_PLAY, EV_BOUNCE, EV_FILL, EV_FLIP, EV_SPIT, EV_SLAP, EV_ROUND_END, EV_GAME_END, EV_ILLEGAL = range(9)
+(EV_PLAY, EV_BOUNCE, EV_FILL, EV_FLIP, EV_SPIT, EV_SLAP, EV_ROUND_END, EV_GAME_END,
+ EV_ILLEGAL) = range(9)
 EVENT_NAMES = ("play", "bounce", "fill", "flip", "spit", "slap", "round_end", "game_end", "illegal")
 #: Field order of one event record (see docs/RULES.md, "Events").
 EVENT_FIELDS = ("type", "player", "clock_ms", "action", "card", "pile", "value")
@@ -153,9 +158,12 @@ ACTION_KIND, ACTION_STOCK, ACTION_PILE, ACTION_NAMES = _action_tables()
 def check_action(action) -> int:
     """Return ``action`` as an int 0-22, or raise ValueError naming what was allowed.
 
-    Accepts Python and NumPy integers (not bools, floats or strings).
+    Accepts Python and NumPy integers and 0-d integer arrays (as Gymnasium and SuperSuit hand
+    actions over), not bools, floats or strings.
     """
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action[()]
+    if not is_int(action):
         raise ValueError(
             f"action must be an integer action id 0-{N_ACTIONS - 1}, got {action!r} "
             f"of type {type(action).__name__}"
@@ -177,28 +185,44 @@ class ObsField:
 
     @property
     def stop(self) -> int:
+        """The index after the field's last entry."""
         return self.start + self.size
 
     @property
     def slice(self) -> slice:
+        """The field's entries as a slice of the observation vector."""
         return slice(self.start, self.stop)
 
 
 TIME_SCALE_MS = 1000  # time to landing is given in seconds, clipped to 1
 
 _PLAYER_FIELDS = (
-    ("stock_top_rank", N_STOCKS * N_RANKS,
-     "per stock place s (major) and rank r-1 (minor): 1 if the top card is face up with rank r"),
-    ("stock_top_face_down", N_STOCKS, "per stock place: 1 if it holds cards and its top is face down"),
+    (
+        "stock_top_rank",
+        N_STOCKS * N_RANKS,
+        "per stock place s (major) and rank r-1 (minor): 1 if the top card is face up with rank r",
+    ),
+    (
+        "stock_top_face_down",
+        N_STOCKS,
+        "per stock place: 1 if it holds cards and its top is face down",
+    ),
     ("stock_height", N_STOCKS, "per stock place: cards in it / 5"),
     ("spit_count", 1, "spit cards held / 52"),
     ("cards_held", 1, "stock + spit cards held / 52"),
-    ("score", 1, "points / target_points, clipped to 1 (points variant, D15; 0 in standard scoring)"),
+    (
+        "score",
+        1,
+        "points / target_points, clipped to 1 (points variant, D15; 0 in standard scoring)",
+    ),
     ("busy", 1, "1 if the player has a move in flight (D7)"),
     ("time_to_land", 1, "ms until that move lands / 1000, clipped to 1; 0 when free"),
-    ("move_in_flight", N_ACTIONS,
-     "one-hot action id of the move in flight, in the player's own egocentric ids "
-     "(all 0 when free; for the opponent also all 0 unless config.observe_opponent_move)"),
+    (
+        "move_in_flight",
+        N_ACTIONS,
+        "one-hot action id of the move in flight, in the player's own egocentric ids "
+        "(all 0 when free; for the opponent also all 0 unless config.observe_opponent_move)",
+    ),
 )
 
 _FIELDS = (
@@ -206,12 +230,19 @@ _FIELDS = (
     ("one_pile_round", 1, "1 if only one centre pile is used this round (D4, D12)"),
     ("clock", 1, "clock_ms / max_game_ms, clipped to 1"),
     ("round", 1, "completed rounds / max_rounds"),
-    ("stall_timer", 1,
-     "ms since a card last moved / stall_timeout_ms, clipped to 1 (D17; 0 with the timeout off)"),
+    (
+        "stall_timer",
+        1,
+        "ms since a card last moved / stall_timeout_ms, clipped to 1 (D17; 0 with the timeout off)",
+    ),
     *(("self_" + n, s, m) for n, s, m in _PLAYER_FIELDS),
     *(("opp_" + n, s, m) for n, s, m in _PLAYER_FIELDS),
-    ("centre_top_rank", 2 * N_RANKS,
-     "per egocentric centre pile c (major: 0 own, 1 opponent's) and rank r-1: 1 if its top has rank r"),
+    (
+        "centre_top_rank",
+        2 * N_RANKS,
+        "per egocentric centre pile c (major: 0 own, 1 opponent's) and rank r-1: "
+        "1 if its top has rank r",
+    ),
     ("centre_size", 2, "per egocentric centre pile: cards in it / 52"),
 )
 
@@ -240,9 +271,11 @@ def observation_table_markdown() -> str:
 
 
 def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:
-    """Validate a fixed deal ``(pack0, pack1)``: two sequences (lists, tuples or 1-D arrays) of
-    integer card ids (index 0 dealt first, D3) that together hold each of the 52 cards exactly
-    once; each pack holds at least one card (a player holding none would win at once, D10 a, D14).
+    """Validate a fixed deal ``(pack0, pack1)``.
+
+    Validate a fixed deal ``(pack0, pack1)``: two sequences (lists, tuples or 1-D arrays) of integer
+    card ids (index 0 dealt first, D3) that together hold each of the 52 cards exactly once; each
+    pack holds at least one card (a player holding none would win at once, D10 a, D14).
 
     Returns:
         (pack0, pack1) as lists of Python ints.
@@ -259,8 +292,7 @@ def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:
         if not isinstance(pack, (list, tuple)):
             raise ValueError(f"{name}[{p}] must be a list of card ids 0-51, got {deal[p]!r}")
         for c in pack:
-            if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) \
-                    or not 0 <= c < N_CARDS:
+            if not is_int(c) or not 0 <= c < N_CARDS:
                 raise ValueError(f"{name}[{p}] must hold integer card ids 0-51, got {c!r}")
         if not pack:
             raise ValueError(f"{name}[{p}] is empty; each pack must hold at least one card "

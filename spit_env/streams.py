@@ -1,5 +1,7 @@
-"""Counter-based random streams: every random draw of a game is a pure hash of (game key,
-purpose, a, b), computed in batch on uint64 arrays.
+"""Counter-based random streams: every draw a pure hash, computed in batch.
+
+Counter-based random streams: every random draw of a game is a pure hash of (game key, purpose, a,
+b), computed in batch on uint64 arrays.
 
 Why a hash and not a ``numpy.random.Generator`` per game: B games can then draw in one array
 operation, the reference game (one game, plain Python) can be fed exactly the same draws, and a
@@ -16,11 +18,18 @@ purpose            a, b                    use
                                            model's quantile table (see ``latency.py``)
 ``TIE``            clock_ms, 0             D8 coin: lowest bit 1 means player 1 lands first
 =================  ======================  =============================================
+
+Seeds of the environments (:func:`next_game`): game ``g`` of seed ``s`` is the stream key
+``game_key(s, g)``; ``reset(seed=s)`` plays game 0 of ``s``, a later ``reset()`` the next game
+id, and a first ``reset()`` without a seed draws one from the operating system (:func:`os_seed`),
+never from the global NumPy or Python generators.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .checks import check_int
 
 DEAL, REDEAL, LATENCY, TIE = 1, 2, 3, 4
 
@@ -55,8 +64,10 @@ def _u64(values) -> np.ndarray:
 
 
 def game_key(seed, game_id) -> np.ndarray:
-    """The uint64 key of game ``game_id`` under ``seed``; broadcasts. Game g of seed s is the same
-    game whatever batch it is played in."""
+    """The uint64 key of game ``game_id`` under ``seed``; broadcasts.
+
+    Game g of seed s is the same game whatever batch it is played in.
+    """
     with np.errstate(over="ignore"):
         return mix64(mix64(_u64(seed) + _GOLDEN) ^ (_u64(game_id) * _GOLDEN + _U64(1)))
 
@@ -81,3 +92,37 @@ def shuffled(key: int, purpose: int, a: int, cards) -> list[int]:
         return []
     keys = draw(np.uint64(key), purpose, a, np.asarray(cards, dtype=np.int64))
     return [c for _, c in sorted(zip(keys.tolist(), cards, strict=True))]
+
+
+# --- seeds of the environments --------------------------------------------------------------------
+def os_seed() -> int:
+    """A fresh 63-bit seed from the operating system's entropy (not the global generators)."""
+    return int(np.random.SeedSequence().entropy % (1 << 63))
+
+
+def check_seed(seed) -> int:
+    """``seed`` as an int, if it is an integer >= 0.
+
+    Raises:
+        ValueError: "seed must be None or an integer >= 0" (None is a caller's own case).
+    """
+    try:
+        return check_int("seed", seed, 0)
+    except ValueError:
+        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}") from None
+
+
+def next_game(seed, current_seed, current_game_id) -> tuple[int, int]:
+    """Which game a ``reset(seed)`` plays, as (seed, game id).
+
+    Game 0 of ``seed`` when one is given (of a fresh OS seed on the very first unseeded reset),
+    otherwise the next game id of the current seed.
+
+    Raises:
+        ValueError: a seed that is not None or an integer >= 0.
+    """
+    if seed is not None:
+        return check_seed(seed), 0
+    if current_seed is None:
+        return os_seed(), 0
+    return current_seed, current_game_id + 1

@@ -1,5 +1,7 @@
-"""Shared checks for every environment of the package (the core and its adapters), importable with
-no test dependency: each raises AssertionError with a message naming the row (game) at fault.
+"""Shared checks for every environment of the package.
+
+Shared checks for every environment of the package (the core and its adapters), importable with no
+test dependency: each raises AssertionError with a message naming the row (game) at fault.
 
     check_invariants(state, out=None, prev_mask=None, actions=None)
     check_caches(state)                                      # part of check_invariants
@@ -11,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import core, rules
+from .policy import uniform_legal, uniform_legal_actions
 
 __all__ = ["check_invariants", "check_caches", "check_environments"]
 
@@ -24,7 +27,9 @@ def _first(bad: np.ndarray) -> int:
 
 
 def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
-    """Check the invariants of a batched core state (spit_env.core.CoreState), optionally with the
+    """Check the invariants of a batched core state.
+
+    Check the invariants of a batched core state (spit_env.core.CoreState), optionally with the
     StepOutput of the step that produced it and the mask / actions that step was given.
 
     Checked, per row:
@@ -50,13 +55,16 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
     # --- cards conserved (D2, D3) ------------------------------------------------------------
     h = st.height.astype(np.int64)
     if (h < 0).any() or (h > rules.MAX_STOCK_HEIGHT).any():
-        _fail(_first((h < 0) | (h > rules.MAX_STOCK_HEIGHT)), f"stock height out of 0..5: {h[_first((h < 0) | (h > 5))].tolist()}")
+        _fail(
+            _first((h < 0) | (h > rules.MAX_STOCK_HEIGHT)),
+            f"stock height out of 0..5: {h[_first((h < 0) | (h > 5))].tolist()}",
+        )
     level = np.arange(rules.MAX_STOCK_HEIGHT)
     in_stock = level[None, None, None, :] < h[..., None]
     if ((st.stock >= 0) != in_stock).any():
         _fail(_first((st.stock >= 0) != in_stock), "stock cards do not match the place heights")
-    held = np.concatenate([st.stock.reshape(B, -1), st.spit.reshape(B, -1), st.centre.reshape(B, -1)],
-                          axis=1).astype(np.int64) + 1  # 0: no card
+    held = np.concatenate([st.stock.reshape(B, -1), st.spit.reshape(B, -1),
+                           st.centre.reshape(B, -1)], axis=1).astype(np.int64) + 1  # 0: no card
     width = rules.N_CARDS + 1
     counts = np.bincount((held + width * np.arange(B)[:, None]).reshape(-1),
                          minlength=B * width).reshape(B, width)
@@ -79,7 +87,9 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
         _fail(_first(top != st.top), "cached stock tops disagree with the stocks")
     if (st.face_up & (h == 0)).any():
         _fail(_first(st.face_up & (h == 0)), "an empty stock place is marked face up")
-    ctop = np.take_along_axis(st.centre, np.maximum(st.centre_n.astype(np.int64) - 1, 0)[..., None], axis=2)[..., 0]
+    ctop = np.take_along_axis(
+        st.centre, np.maximum(st.centre_n.astype(np.int64) - 1, 0)[..., None], axis=2
+    )[..., 0]
     ctop = np.where(st.centre_n > 0, ctop, -1)
     if (ctop != st.centre_top).any():
         _fail(_first(ctop != st.centre_top), "cached centre tops disagree with the centre piles")
@@ -91,8 +101,11 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
     over = st.phase == rules.PHASE_OVER
     ended = st.terminated | st.truncated
     if (over != ended).any():
-        _fail(_first(over != ended), f"phase over ({over[_first(over != ended)]}) but terminated|truncated "
-              f"= {ended[_first(over != ended)]}")
+        _fail(
+            _first(over != ended),
+            f"phase over ({over[_first(over != ended)]}) but terminated|truncated "
+            f"= {ended[_first(over != ended)]}",
+        )
     if ((st.winner >= 0) & ~st.terminated).any():
         _fail(_first((st.winner >= 0) & ~st.terminated), "a winner without termination")
 
@@ -125,14 +138,20 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
         if r.shape != (B, rules.N_PLAYERS):
             raise AssertionError(f"rewards must be ({B}, 2), got {r.shape}")
         if (np.abs(r.sum(axis=1)) > 1e-6).any():
-            _fail(_first(np.abs(r.sum(axis=1)) > 1e-6), f"rewards not zero-sum: {r[_first(np.abs(r.sum(axis=1)) > 1e-6)]}")
+            _fail(
+                _first(np.abs(r.sum(axis=1)) > 1e-6),
+                f"rewards not zero-sum: {r[_first(np.abs(r.sum(axis=1)) > 1e-6)]}",
+            )
         if (~np.isin(r, (-1.0, 0.0, 1.0))).any():
             _fail(_first(~np.isin(r, (-1.0, 0.0, 1.0))), "rewards outside {-1, 0, 1}")
         term, trunc = np.asarray(out.terminated), np.asarray(out.truncated)
         if (term & trunc).any():
             _fail(_first(term & trunc), "out.terminated and out.truncated both set")
         if ((term | trunc) & ~over).any():
-            _fail(_first((term | trunc) & ~over), "the step reports a game end but the game is not over")
+            _fail(
+                _first((term | trunc) & ~over),
+                "the step reports a game end but the game is not over",
+            )
         if ((r != 0).any(axis=1) & ~term).any():
             _fail(_first((r != 0).any(axis=1) & ~term), "non-zero rewards without termination")
         if prev_mask is not None and actions is not None:
@@ -145,11 +164,15 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
 
 
 def check_caches(state) -> None:
-    """Check that the core's caches agree with the arrays they are computed from: each stock
-    place's bits-table index (``pidx``), the latency-stream hash (``lat_key``) of the key, and
-    the cached legal-move bits (when set) with the bits computed afresh. :func:`check_invariants`
-    runs it; it also covers states made by ``core.copy_rows``, ``core.replace_hidden``,
-    ``core.reseed_rows`` and ``core.public_table``.
+    """Check that the core's caches agree with the arrays they are computed from.
+
+    Each stock place's bits-table index (``pidx``), the latency-stream hash (``lat_key``) of the
+    key, and the cached legal-move bits (when set) against the bits computed afresh.
+    :func:`check_invariants` runs it; it also covers states made by ``core.copy_rows``,
+    ``core.replace_hidden``, ``core.reseed_rows`` and ``core.public_table``.
+
+    Args:
+        state: a spit_env.core.CoreState.
 
     Raises:
         AssertionError: naming the first row whose cache is stale.
@@ -163,7 +186,8 @@ def check_caches(state) -> None:
     lat = streams.mix64(streams.mix64(st.key ^ core._LAT_SALT)[:, None]
                         ^ np.arange(rules.N_PLAYERS, dtype=np.uint64))
     if (lat != st.lat_key).any():
-        _fail(_first(lat != st.lat_key), "cached latency-stream hashes (lat_key) disagree with the key")
+        _fail(_first(lat != st.lat_key),
+              "cached latency-stream hashes (lat_key) disagree with the key")
     fresh = core._table_bits(st)
     if st._tbits is not None and (st._tbits != fresh).any():
         _fail(_first(st._tbits != fresh), "cached table bits disagree with the table")
@@ -180,7 +204,8 @@ def check_caches(state) -> None:
 # on its hard-coded list of PettingZoo's own classic games: those two messages are not faults.
 _PETTINGZOO_NAME_LIST_WARNINGS = (
     "Observation is not a NumPy array",
-    "Observation space for each agent probably should be gymnasium.spaces.box or gymnasium.spaces.discrete",
+    "Observation space for each agent probably should be gymnasium.spaces.box or "
+    "gymnasium.spaces.discrete",
 )
 
 
@@ -205,9 +230,11 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
         config: a SpitConfig (None: defaults). Games must end within ``num_cycles`` epochs for
             the PettingZoo tests to see an end; use a smaller ``max_game_ms`` to ensure it.
         opponent: the Gymnasium / VecEnv opponent (Policy, name or profile); None: a uniform
-            random legal policy (needs no ``agents`` plug-in).
-        num_cycles: PettingZoo api tests' cycles. seed: the games' seed.
-        num_envs, vec_steps: size of the SpitVecEnv run.
+            random legal policy (``policy.uniform_legal``, no bot plug-in needed).
+        num_cycles: PettingZoo api tests' cycles.
+        seed: the games' seed.
+        num_envs: games of the SpitVecEnv run.
+        vec_steps: steps of the SpitVecEnv run.
 
     Raises:
         AssertionError (or a warning turned error) naming the first failed check; ValueError
@@ -222,7 +249,6 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     from .config import check_config
     from .gym_env import SpitGymEnv
     from .parallel_env import env, parallel_env
-    from .policy import uniform_legal
     from .vec_env import SpitVecEnv
 
     config = check_config(config)
@@ -237,7 +263,9 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
             api_test(env(config), num_cycles=num_cycles)
             seed_test(lambda: env(config), num_cycles=min(num_cycles, 300))
         gym_check_env(SpitGymEnv(opponent=opponent, config=config), skip_render_check=True)
-        sb3_check_env(SpitGymEnv(opponent=opponent, config=config), warn=True, skip_render_check=True)
+        sb3_check_env(
+            SpitGymEnv(opponent=opponent, config=config), warn=True, skip_render_check=True
+        )
         _check_parallel_game(parallel_env(config), seed, num_cycles)
         _check_vec_run(SpitVecEnv(num_envs, opponent=opponent, config=config, seed=seed), vec_steps)
 
@@ -245,15 +273,16 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
 def _check_parallel_game(par, seed: int, max_steps: int) -> None:
     rng = np.random.default_rng(seed)
     obs, _ = par.reset(seed=seed)
-    check_invariants(par._state)
+    check_invariants(par.core_state)
     for _ in range(max_steps):
         if not par.agents:
             break
         before = list(par.agents)
-        prev_mask = core.legal_action_mask(par._state)
-        actions = {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in before}
+        prev_mask = core.legal_action_mask(par.core_state)
+        actions = {a: int(uniform_legal_actions(obs[a]["action_mask"].astype(bool), rng))
+                   for a in before}
         obs, rewards, terms, truncs, infos = par.step(actions)
-        check_invariants(par._state)
+        check_invariants(par.core_state)
         joint = np.array([[actions["player_0"], actions["player_1"]]])
         assert prev_mask[0, np.arange(2), joint[0]].all(), "a masked action was not legal"
         for d in (obs, rewards, terms, truncs, infos):
@@ -261,10 +290,14 @@ def _check_parallel_game(par, seed: int, max_steps: int) -> None:
         assert sum(rewards.values()) == 0.0, f"rewards not zero-sum: {rewards}"
         term, trunc = terms["player_0"], truncs["player_0"]
         assert not (term and trunc), "terminated and truncated together"
-        assert set(terms.values()) == {term} and set(truncs.values()) == {trunc}, "agents ended apart"
+        assert set(terms.values()) == {term} and set(truncs.values()) == {trunc}, (
+            "agents ended apart"
+        )
         assert par.agents == ([] if term or trunc else before)
         for agent in before:
-            assert par.observation_space(agent).contains(obs[agent]), f"{agent}'s observation outside its space"
+            assert par.observation_space(agent).contains(obs[agent]), (
+                f"{agent}'s observation outside its space"
+            )
 
 
 def _check_vec_run(venv, steps: int) -> None:
@@ -272,14 +305,16 @@ def _check_vec_run(venv, steps: int) -> None:
     obs = venv.reset()
     busy = rules.OBS["self_busy"].start
     for _ in range(steps):
-        assert venv.observation_space.contains(obs[0]) and obs.shape == (venv.num_envs, rules.OBS_DIM)
+        assert venv.observation_space.contains(obs[0]) and obs.shape == (
+            venv.num_envs,
+            rules.OBS_DIM,
+        )
         assert (obs[:, busy] == 0.0).all(), "the learner is busy after a VecEnv step"
         masks = venv.action_masks()
-        full = venv._duel.masks()[np.arange(venv.num_envs), venv._duel.seat]
+        full = venv.duel.masks()[np.arange(venv.num_envs), venv.duel.seat]
         assert (masks == full).all(), "action_masks() disagrees with the core"
-        u = np.where(masks, rng.random(masks.shape), -1.0)
-        obs, rewards, dones, infos = venv.step(u.argmax(axis=1))
-        for state in venv._duel.states:
+        obs, rewards, dones, infos = venv.step(uniform_legal_actions(masks, rng))
+        for state in venv.duel.states:
             check_invariants(state)
         for i in np.flatnonzero(dones):
             assert "terminal_observation" in infos[i]

@@ -6,10 +6,10 @@ one call, and the opponent's moves are chosen in one batched policy call for all
 One VecEnv step = one learner decision in every row. The learner's actions go into the next
 decision epoch; then, in the rows where the learner is busy (its move in flight, D7), the core
 steps only those rows (``core.step(rows=...)``) with the opponent deciding, until every live
-row has its learner free again (or its episode ended). Observations, rewards, episodes and
-options ``opponent``, ``learner_seat``, ``reward``, ``shaping``, ``episode`` are those of
-``spit_env.gym_env`` (see its module docstring); the learner seat "random" is drawn per row at
-every reset.
+row has its learner free again (or its episode ended): a :class:`spit_env.duel.Duel` of
+``num_envs`` games. Rewards, episodes and the options ``opponent``, ``learner_seat``, ``reward``,
+``shaping``, ``episode`` are the Duel's (``spit_env.duel``), as in ``SpitGymEnv``; the learner
+seat "random" is drawn per row at every reset.
 
 Spaces: observation ``Box(0, 1, (D,), float32)``, action ``Discrete(23)``; ``action_masks()`` ->
 (num_envs, 23) bool for MaskablePPO (also through ``env_method("action_masks")``, one (23,) row
@@ -41,11 +41,12 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
+from .checks import check_int
 from .config import SpitConfig
-from .gym_env import Duel
-from .parallel_env import check_render_mode, check_seed, os_seed
-from .render import render_text
+from .duel import Duel
+from .render import check_render_mode, render_text
 from .rules import N_ACTIONS, OBS_DIM, WAIT
+from .streams import check_seed, os_seed
 
 __all__ = ["SpitVecEnv"]
 
@@ -57,7 +58,7 @@ class SpitVecEnv(VecEnv):
 
     Args:
         num_envs: B >= 1.
-        opponent: a Policy callable, a registered bot name or a profile "name@latency".
+        opponent: a Policy callable, a registered policy name or a profile "name@latency".
         config: the rules and time model (default ``SpitConfig()``).
         seed: the seed of the games (integer >= 0).
         learner_seat: 0, 1 or "random".
@@ -75,10 +76,7 @@ class SpitVecEnv(VecEnv):
                  seed: int = 0, learner_seat="random", reward: str = "game", shaping: float = 0.0,
                  episode: str = "game", render_mode: str | None = None, skip_forced_waits: int = 0):
         check_render_mode(render_mode)
-        if isinstance(skip_forced_waits, bool) or not isinstance(skip_forced_waits, (int, np.integer)) \
-                or not 0 <= skip_forced_waits <= 16:
-            raise ValueError(f"skip_forced_waits must be an integer in 0..16, got {skip_forced_waits!r}")
-        self.skip_forced_waits = int(skip_forced_waits)
+        self.skip_forced_waits = check_int("skip_forced_waits", skip_forced_waits, 0, 16)
         self.render_mode = render_mode
         self._duel = Duel(config, num_envs, opponent, learner_seat, reward, shaping, episode)
         self._seed = check_seed(seed)
@@ -96,13 +94,22 @@ class SpitVecEnv(VecEnv):
     # --- options --------------------------------------------------------------------------------
     @property
     def config(self) -> SpitConfig:
-        """The games' config (with an opponent profile's latency applied; with
-        learner_seat="random" and such a profile, the config of the learner-in-seat-0 games)."""
+        """The games' config (with an opponent profile's latency applied).
+
+        The games' config (with an opponent profile's latency applied; with learner_seat="random"
+        and such a profile, the config of the learner-in-seat-0 games).
+        """
         return self._duel.config
 
     @property
     def opponent(self):
+        """The opponent as given (a Policy, name or profile); set it with :meth:`set_opponent`."""
         return self._duel.opponent
+
+    @property
+    def duel(self) -> Duel:
+        """The engine this VecEnv is a view of (read it, e.g. for ``testing``; do not step it)."""
+        return self._duel
 
     @property
     def learner_seats(self) -> np.ndarray:
@@ -110,9 +117,10 @@ class SpitVecEnv(VecEnv):
         return self._duel.seat.copy()
 
     def set_opponent(self, opponent) -> None:
-        """Replace the opponent (a Policy, name or profile), e.g. for self-play. The policy acts
-        from the next step on; a profile's latency applies to games started from then on (so a
-        latency change takes effect at the next ``reset()``).
+        """Replace the opponent (a Policy, name or profile), e.g. for self-play.
+
+        The policy acts from the next step on; a profile's latency applies to games started from
+        then on (so a latency change takes effect at the next ``reset()``).
 
         Raises:
             ValueError: an unknown name or bad profile.
@@ -120,8 +128,10 @@ class SpitVecEnv(VecEnv):
         self._duel.set_opponent(opponent)
 
     def seed(self, seed: int | None = None) -> list[int]:
-        """Set the seed used by the next ``reset()`` (which restarts from game 0 of it). None
-        draws a seed from the operating system. Returns [seed] * num_envs."""
+        """Set the seed used by the next ``reset()`` (which restarts from game 0 of it).
+
+        None draws a seed from the operating system. Returns [seed] * num_envs.
+        """
         seed = os_seed() if seed is None else check_seed(seed)
         self._next_seed = seed
         return [seed] * self.num_envs
@@ -134,7 +144,9 @@ class SpitVecEnv(VecEnv):
             self._seed, self._next_game = self._next_seed, 0
             self._rng = np.random.default_rng(self._seed)
             self._next_seed = None
-        self._duel.start(self._seed, self._next_game, self._draw_seats(np.ones(b, bool)))
+        self._duel.start(
+            self._seed, self._next_game, self._duel.draw_seats(np.ones(b, bool), self._rng)
+        )
         self._next_game += b
         self._obs = self._duel.learner_observe()
         self.reset_infos = [{} for _ in range(b)]
@@ -143,6 +155,7 @@ class SpitVecEnv(VecEnv):
         return self._obs.copy()
 
     def step_async(self, actions) -> None:
+        """Store the actions for :meth:`step_wait` (checked there)."""
         self._actions = actions
 
     def step_wait(self):
@@ -182,15 +195,16 @@ class SpitVecEnv(VecEnv):
         return self._obs.copy(), rewards.astype(np.float32), dones, infos
 
     def _advance(self, actions: np.ndarray, rows: np.ndarray, infos: list[dict]):
-        """One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset of the rows
+        """One learner decision in ``rows``, with the same-step auto-reset.
+
+        One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset of the rows
         whose episode ends (their ``infos`` get ``terminal_observation`` and, on truncation only,
         ``TimeLimit.truncated``). Updates ``self._obs``.
 
         Returns:
             (rewards (B,) float64, 0 outside ``rows``; ended (B,) bool).
         """
-        learner_obs, rewards, term, trunc, _ = self._duel.play(actions, rows, self._rng,
-                                                               learner_only=True)
+        learner_obs, rewards, term, trunc, _ = self._duel.play(actions, rows, self._rng)
         ended = rows & (term | trunc)
         obs = np.where(rows[:, None], learner_obs, self._obs).astype(np.float32)
         if ended.any():
@@ -202,19 +216,10 @@ class SpitVecEnv(VecEnv):
             game_ids = np.zeros(self.num_envs, np.int64)
             game_ids[ended] = self._next_game + np.arange(idx.size)
             self._next_game += idx.size
-            self._duel.restart(ended, game_ids, self._draw_seats(ended))
+            self._duel.restart(ended, game_ids, self._duel.draw_seats(ended, self._rng))
             obs[ended] = self._duel.learner_observe(ended)  # only the restarted rows changed
         self._obs = obs
         return np.where(rows, rewards, 0.0).astype(np.float64), ended
-
-    def _draw_seats(self, rows: np.ndarray) -> np.ndarray:
-        seats = self._duel.seat.copy()
-        if self._duel.learner_seat == "random":
-            seats[rows] = self._rng.integers(0, 2, size=int(rows.sum()))
-        else:
-            seats[rows] = self._duel.learner_seat
-        return seats
-
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 23) bool: the learner's legal moves in each row's current game."""
@@ -229,30 +234,34 @@ class SpitVecEnv(VecEnv):
         return self._duel.snapshot(int(index))
 
     def public_tables(self) -> list:
-        """The learners' public tables (``spit_env.core.PublicTable``), for a planning policy in
-        the learner's seat: a list of (env indices, PublicTable), one per core state the rows
-        live in (one unless an opponent profile gives the seats different latencies), as
-        ``spit_env.policy.call_policy(planner, obs, venv.action_masks(), rng,
-        table=venv.public_tables())`` takes it."""
+        """The learners' public tables (``spit_env.core.PublicTable``).
+
+        For a planning policy in the learner's seat: a list of (env indices, PublicTable), one
+        per core state the rows live in (one unless an opponent profile gives the seats
+        different latencies), as ``spit_env.policy.call_policy(planner, obs,
+        venv.action_masks(), rng, table=venv.public_tables())`` takes it.
+        """
         if self._obs is None:
             raise ValueError("public_tables() called before reset()")
         return self._duel.public_tables(np.arange(self.num_envs), self._duel.seat.copy())
 
     def _render_row(self, i: int) -> str:
-        names = ["opponent", "opponent"]
-        names[int(self._duel.seat[i])] = "learner"
-        return f"[env {i}]\n" + render_text(
-            self.snapshot(i), tuple(f"player_{p} ({n})" for p, n in enumerate(names))
-        )
+        return f"[env {i}]\n" + render_text(self.snapshot(i), self._duel.render_names(i))
 
     def render(self, mode: str | None = None):
-        """"ansi": every row's table as text; "human": print it. Other modes, or a mode other
-        than the constructor's render_mode: ValueError."""
+        """Render every row's table ("ansi": as text; "human": printed).
+
+        "ansi": every row's table as text; "human": print it. Other modes, or a mode other than the
+        constructor's render_mode: ValueError.
+        """
         mode = mode or self.render_mode
         if mode is None:
             return None
         if mode != self.render_mode:
-            raise ValueError(f"render mode must be the constructor's render_mode {self.render_mode!r}, got {mode!r}")
+            raise ValueError(
+                f"render mode must be the constructor's render_mode {self.render_mode!r}, "
+                f"got {mode!r}"
+            )
         if self._obs is None:
             return None
         text = "\n\n".join(self._render_row(i) for i in range(self.num_envs))
@@ -262,7 +271,7 @@ class SpitVecEnv(VecEnv):
         return text
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
 
     # --- attribute plumbing ---------------------------------------------------------------------
     def _indices(self, indices) -> list[int]:
@@ -279,19 +288,24 @@ class SpitVecEnv(VecEnv):
         return out
 
     def get_attr(self, attr_name: str, indices=None) -> list:
+        """This object's attribute, once per index (the rows share one object)."""
         idx = self._indices(indices)
         value = getattr(self, attr_name)
         return [value for _ in idx]
 
     def set_attr(self, attr_name: str, value, indices=None) -> None:
+        """Set an attribute of this object; ``indices`` must address every row."""
         if sorted(set(self._indices(indices))) != list(range(self.num_envs)):
-            raise ValueError("set_attr must address all envs of a SpitVecEnv (they share one object)")
+            raise ValueError(
+                "set_attr must address all envs of a SpitVecEnv (they share one object)"
+            )
         if attr_name == "opponent":
             self.set_opponent(value)
         else:
             setattr(self, attr_name, value)
 
     def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
+        """Call a method: the per-row ones row by row, any other once (module docstring)."""
         idx = self._indices(indices)
         if method_name == "action_masks":
             masks = self.action_masks()
@@ -309,4 +323,5 @@ class SpitVecEnv(VecEnv):
         return [result for _ in idx]
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        """False per index: no row is a gymnasium env that a wrapper could wrap."""
         return [False for _ in self._indices(indices)]

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import random_joint_actions
 
 from spit_env import core, rules, streams
 from spit_env.config import SpitConfig
@@ -21,12 +22,7 @@ CONFIGS = {
 }
 
 
-def _random_actions(rng, mask, wait_bias=0.2):
-    keys = rng.random(mask.shape)
-    keys[~mask] = -1.0
-    acts = keys.argmax(axis=2)
-    acts[rng.random(acts.shape) < wait_bias] = rules.WAIT
-    return acts
+WAIT_BIAS = 0.2  # random play that also waits now and then
 
 
 def _deal_with(front0: list[int], spit0: list[int], n0: int = 26):
@@ -53,7 +49,7 @@ def test_invariants_hold_on_every_step_and_every_game_ends(name):
     limit = config.max_game_ms // min(config.wait_ms, 100) + 50  # every step advances the clock
     for _ in range(limit):
         mask = core.legal_action_mask(state)
-        acts = _random_actions(rng, mask)
+        acts = random_joint_actions(mask, rng, WAIT_BIAS)
         before = state.clock.copy()
         state, out = core.step(state, acts, events=True)
         check_invariants(state, out, prev_mask=mask, actions=acts)
@@ -70,7 +66,7 @@ def test_finished_games_are_a_no_op():
     state = core.init(config, 8, seed=1)
     rng = np.random.default_rng(0)
     while not (state.phase == rules.PHASE_OVER).all():
-        state, _ = core.step(state, _random_actions(rng, core.legal_action_mask(state)))
+        state, _ = core.step(state, random_joint_actions(core.legal_action_mask(state), rng, WAIT_BIAS))
     frozen = state.copy()
     state, out = core.step(state, np.full((8, 2), rules.play_action(0, 0)), events=True)
     assert not out.rewards.any() and not out.terminated.any() and not out.truncated.any()
@@ -150,7 +146,7 @@ def test_observation_fields_decode_to_the_snapshot(observe_opponent_move):
                     if snap["in_flight"][1 - seat] is not None:
                         seen_busy_opp += 1
                         assert opp.sum() == (1.0 if observe_opponent_move else 0.0)
-        state, _ = core.step(state, _random_actions(rng, core.legal_action_mask(state)))
+        state, _ = core.step(state, random_joint_actions(core.legal_action_mask(state), rng, WAIT_BIAS))
     assert seen_busy_opp > 0
 
 
@@ -176,7 +172,7 @@ def test_same_seed_same_games_whatever_the_batch_split():
     for _ in range(60):
         mask = core.legal_action_mask(one)
         np.testing.assert_array_equal(mask, np.concatenate([core.legal_action_mask(p) for p in parts]))
-        acts = _random_actions(rng, mask)
+        acts = random_joint_actions(mask, rng, WAIT_BIAS)
         one, out = core.step(one, acts, events=True)
         outs = [core.step(p, acts[16 * k:16 * (k + 1)], events=True)[1] for k, p in enumerate(parts)]
         np.testing.assert_array_equal(out.rewards, np.concatenate([o.rewards for o in outs]))
@@ -215,7 +211,7 @@ def test_reset_restarts_only_the_chosen_rows():
     state = core.init(config, 6, seed=3)
     rng = np.random.default_rng(1)
     for _ in range(10):
-        state, _ = core.step(state, _random_actions(rng, core.legal_action_mask(state)))
+        state, _ = core.step(state, random_joint_actions(core.legal_action_mask(state), rng, WAIT_BIAS))
     before = [core.snapshot(state, i) for i in range(6)]
     rows = np.array([False, True, False, False, True, False])
     deal = _deal_with([], [], n0=10)
@@ -233,7 +229,7 @@ def test_partial_steps_leave_other_rows_untouched():
     state = core.init(SpitConfig(), 5, seed=4)
     rows = np.array([True, False, True, False, False])
     before = [core.snapshot(state, i) for i in range(5)]
-    acts = _random_actions(np.random.default_rng(2), core.legal_action_mask(state), 0.0)
+    acts = random_joint_actions(core.legal_action_mask(state), np.random.default_rng(2))
     state, out = core.step(state, acts, rows=rows, events=True)
     for i in (1, 3, 4):
         assert core.snapshot(state, i) == before[i]
@@ -366,7 +362,7 @@ def test_snapshot_is_plain_json():
     state = core.init(SpitConfig(), 2, seed=0)
     rng = np.random.default_rng(0)
     for _ in range(5):
-        state, _ = core.step(state, _random_actions(rng, core.legal_action_mask(state)))
+        state, _ = core.step(state, random_joint_actions(core.legal_action_mask(state), rng, WAIT_BIAS))
     snap = core.snapshot(state, 1)
     assert json.loads(json.dumps(snap)) == snap
     assert set(snap) == {"clock_ms", "last_move_ms", "round", "phase", "stocks", "spit", "centre", "scores",
@@ -391,7 +387,7 @@ def test_events_flag_does_not_change_the_games():
     loud = core.init(config, 32, seed=8)
     rng = np.random.default_rng(4)
     for _ in range(200):
-        acts = _random_actions(rng, core.legal_action_mask(quiet))
+        acts = random_joint_actions(core.legal_action_mask(quiet), rng, WAIT_BIAS)
         quiet, out_q = core.step(quiet, acts)
         loud, out_l = core.step(loud, acts, events=True)
         assert out_q.events is None and out_l.events is not None
@@ -404,7 +400,7 @@ def test_event_log_groups_rows_in_order():
     state = core.init(SpitConfig(latency=100, wait_ms=100), 6, seed=1)
     rng = np.random.default_rng(0)
     for _ in range(30):
-        state, out = core.step(state, _random_actions(rng, core.legal_action_mask(state), 0.0),
+        state, out = core.step(state, random_joint_actions(core.legal_action_mask(state), rng),
                                events=True)
         log = out.events
         assert (np.diff(log.row) >= 0).all()
@@ -476,3 +472,33 @@ def test_a_stalled_table_spits_after_the_delay():
     assert snap["clock_ms"] == 500
     mask = core.legal_action_mask(state)
     assert mask[0, 0, 1:11].any()  # a Five now fits the Six
+
+
+def test_given_latency_replaces_the_draw_and_bad_values_change_nothing():
+    """core.step(latency_ms=...): a deciding seat's move lands after the given ms (WAIT too); -1
+    keeps the draw; a busy seat's entry is ignored; bad values raise before anything changes."""
+    config = SpitConfig(wait_ms=100)
+    state = core.init(config, 3, seed=4)
+    drawn = state.copy()
+    given = np.array([[250, -1], [-1, 7], [1, 1]])
+    acts = np.zeros((3, 2), np.int64)  # WAIT everywhere: legal at the start of the play phase
+    core.step(drawn, acts)
+    before = core.snapshot(state, 0)
+    for bad, msg in ((np.zeros((3, 2), np.int64), "-1 .draw. or whole ms"),
+                     (np.full((3, 3), -1), r"\(3, 2\) integer"), (given.astype(float), "integer")):
+        with pytest.raises(ValueError, match=f"latency_ms must.*{msg}"):
+            core.step(state, acts, latency_ms=bad)
+        assert core.snapshot(state, 0) == before
+    clock0 = state.clock.copy()
+    core.step(state, acts, latency_ms=given)
+    assert state.decisions.tolist() == drawn.decisions.tolist()  # each decision counted once
+    # the earliest landing in each row: row 0 seat 1's WAIT (100 ms) before seat 0's 250; row 1
+    # seat 1 at 7 ms; row 2 both at 1 ms
+    assert (state.clock - clock0).tolist() == [100, 7, 1]
+    assert state.fl_land[0, 0] == clock0[0] + 250 and state.fl_action[0, 0] == rules.WAIT
+    assert state.fl_land[1, 0] == clock0[1] + 100
+    busy = state.fl_action >= 0
+    lands = state.fl_land.copy()
+    core.step(state, acts, latency_ms=np.full((3, 2), 5))  # busy seats keep their landing
+    moved = state.fl_land[busy]
+    assert ((moved == lands[busy]) | (state.fl_action[busy] < 0)).all()

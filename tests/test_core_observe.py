@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from spit_env import SpitConfig, SpitVecEnv, core, rules
-from spit_env.policy import uniform_legal
+from spit_env.policy import uniform_legal_actions
 
 CONFIGS = {
     "default": SpitConfig(max_game_ms=60_000),
@@ -17,11 +17,6 @@ CONFIGS = {
                                             auto_flip=False, wrap_ranks=False, max_game_ms=60_000),
     "asymmetric_latency": SpitConfig(latency=("expert", "novice"), max_rounds=4, max_game_ms=40_000),
 }
-
-
-def _random_actions(rng, mask):
-    keys = np.where(mask, rng.random(mask.shape), -1.0)
-    return keys.argmax(axis=2)
 
 
 def _runs(config, batch=24, steps=150, seed=0):
@@ -32,7 +27,7 @@ def _runs(config, batch=24, steps=150, seed=0):
     for _ in range(steps):
         yield state, rng
         rows = rng.random(batch) < 0.6
-        state, _ = core.step(state, _random_actions(rng, core.legal_action_mask(state)), rows=rows)
+        state, _ = core.step(state, uniform_legal_actions(core.legal_action_mask(state), rng), rows=rows)
         over = state.phase == rules.PHASE_OVER
         if over.any():
             ids = np.zeros(batch, np.int64)
@@ -110,12 +105,12 @@ def test_vec_env_observations_and_masks_are_the_full_views_learner_rows(opponent
     obs = venv.reset()
     rng = np.random.default_rng(0)
     for _ in range(60):
-        duel = venv._duel
+        duel = venv.duel
         full_obs, full_mask = duel.observe(), duel.masks()
         idx = np.arange(venv.num_envs)
         np.testing.assert_array_equal(obs, full_obs[idx, duel.seat])
         masks = venv.action_masks()
         np.testing.assert_array_equal(masks, full_mask[idx, duel.seat])
-        obs, _, dones, infos = venv.step(uniform_legal(obs, masks, rng))
+        obs, _, dones, infos = venv.step(uniform_legal_actions(masks, rng))
         for i in np.flatnonzero(dones):
             assert infos[i]["terminal_observation"].shape == (rules.OBS_DIM,)

@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers import random_joint_actions
 
 from spit_env import core, rules
 from spit_env.config import SpitConfig
@@ -53,10 +54,7 @@ def _random_deal(rng: np.random.Generator):
 
 
 def _pick_actions(rng, mask: np.ndarray, wait_bias: float, illegal_rate: float) -> np.ndarray:
-    keys = rng.random(mask.shape)
-    keys[~mask] = -1.0
-    acts = keys.argmax(axis=2)
-    acts[(rng.random(acts.shape) < wait_bias) & mask[:, :, rules.WAIT]] = rules.WAIT
+    acts = random_joint_actions(mask, rng, wait_bias)
     wild = rng.random(acts.shape) < illegal_rate
     acts[wild] = rng.integers(0, rules.N_ACTIONS, size=int(wild.sum()))
     return acts
@@ -165,13 +163,18 @@ def run_differential(name, config, deal_share, illegal_rate, n_games, batch, see
         acts = _pick_actions(rng, mask, wait_bias=float(rng.choice([0.0, 0.3, 0.8])),
                              illegal_rate=illegal_rate)
         rows = None if rng.random() < 0.5 else rng.random(batch) < 0.7
-        state, out = core.step(state, acts, rows=rows, events=True)
+        # sometimes given latencies (a human's real reaction) replace some seats' draws
+        given = None
+        if rng.random() < 0.2:
+            given = np.where(rng.random((batch, 2)) < 0.5, rng.integers(1, 900, (batch, 2)), -1)
+        state, out = core.step(state, acts, rows=rows, events=True, latency_ms=given)
         for i in range(batch):
             ref = games[i][2]
             if rows is not None and not rows[i]:
                 res_events, res = [], None
             else:
-                res = ref.step(int(acts[i, 0]), int(acts[i, 1]))
+                lat = (-1, -1) if given is None else tuple(int(v) for v in given[i])
+                res = ref.step(int(acts[i, 0]), int(acts[i, 1]), lat)
                 res_events = res.events
             strict = step_no % 50 == 0
             _same(out.events.for_row(i), res_events, "events", lambda i=i, s=step_no: where(i, s), strict)

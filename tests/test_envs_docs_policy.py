@@ -4,16 +4,19 @@ and the public check_environments entry point."""
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from envs_helpers import SHORT
+from helpers import SHORT
 
 import spit_env
-from spit_env import Latency, SpitConfig, rules
+from spit_env import Latency, SpitConfig, policy, rules
 from spit_env.policy import (
     apply_profile,
     call_policy,
@@ -62,7 +65,7 @@ def test_each_module_docstring_states_its_auto_reset_mode():
 
 
 def test_policy_registry_and_profiles():
-    assert {"random", "greedy"} <= set(registered_policies())  # the agents plug-in, lazily
+    assert {"random", "greedy"} <= set(registered_policies())  # entry points, not yet imported
     name, latency = parse_profile("greedy@expert")
     assert (name, latency) == ("greedy", Latency.preset("expert"))
     assert parse_profile("greedy@250") == ("greedy", Latency.fixed(250))
@@ -154,3 +157,74 @@ def test_check_environments_catches_a_broken_adapter(monkeypatch):
                         lambda self: np.ones((self.num_envs, rules.N_ACTIONS), bool))
     with pytest.raises(AssertionError):
         check_environments(SHORT, num_cycles=300, vec_steps=20)
+
+
+# --- the plug-in registry (entry points) ---------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_bot_is_declared_as_an_entry_point_and_installed():
+    import agents
+
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    ours = declared[policy.ENTRY_POINT_GROUP]
+    assert set(agents.BOTS) | {"ppo"} <= set(ours)
+    installed = {ep.name: ep.value for ep in importlib.metadata.entry_points(
+        group=policy.ENTRY_POINT_GROUP)}
+    stale = {k: v for k, v in ours.items() if installed.get(k) != v}
+    assert not stale, f"installed entry points are stale, run `pip install -e .` again: {stale}"
+
+
+def test_spit_env_finds_bots_without_importing_agents_first():
+    code = ("import sys; from spit_env.policy import make_policy; "
+            "assert 'agents' not in sys.modules; print(type(make_policy('greedy@expert')).__name__)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "GreedyBot"
+    for path in (ROOT / "spit_env").glob("*.py"):
+        assert not re.search(r"^\s*(import|from)\s+agents\b", path.read_text(), re.M), path.name
+
+
+@pytest.fixture
+def fake_entry_points(monkeypatch):
+    """Installed entry points plus fake ones: fake(name, value) adds one to the group."""
+    real = importlib.metadata.entry_points
+    extra = []
+
+    def entry_points(**selection):
+        found = list(real(**selection))
+        if selection.get("group") == policy.ENTRY_POINT_GROUP:
+            found += extra
+        return found
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+
+    def fake(name, value):
+        extra.append(importlib.metadata.EntryPoint(name=name, value=value,
+                                                   group=policy.ENTRY_POINT_GROUP))
+
+    return fake
+
+
+def test_a_missing_or_shadowed_plugin_says_so(fake_entry_points):
+    fake_entry_points("ghost", "no_such_package_xyz.bots:Ghost")
+    assert "ghost" in registered_policies()  # listed without importing anything
+    with pytest.raises(policy.PolicyPluginError, match="no_such_package_xyz.*is not installed"):
+        make_policy("ghost")
+    # a top-level module that exists but is not the plug-in's: another package shadows it
+    fake_entry_points("shadowed", "json.spit_bots:Bot")
+    with pytest.raises(policy.PolicyPluginError, match=r"'json' is found at .*shadows the plug-in"):
+        make_policy("shadowed@expert")
+    fake_entry_points("constant", "math:pi")
+    with pytest.raises(policy.PolicyPluginError, match="not callable"):
+        make_policy("constant")
+    fake_entry_points("twice", "agents.heuristics:GreedyBot")
+    fake_entry_points("twice", "agents.heuristics:RacerBot")
+    with pytest.raises(policy.PolicyPluginError, match="more than one entry point"):
+        make_policy("twice")
+    with pytest.raises(ValueError, match="entry point"):
+        register_policy("ghost", lambda: uniform_legal)
+    with pytest.raises(ValueError, match=f"unknown policy.*{policy.ENTRY_POINT_GROUP}"):
+        make_policy("nobody_at_all")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
-from envs_helpers import SHORT, build_deal
 from gymnasium.utils.env_checker import check_env as gym_check_env
+from helpers import SHORT, build_deal
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from spit_env import Latency, SpitConfig, SpitGymEnv, rules
-from spit_env.policy import uniform_legal
+from spit_env.policy import uniform_legal, uniform_legal_actions
 
 BUSY = rules.OBS["self_busy"].start
 
@@ -34,7 +34,7 @@ def _run(env, seed, rng, on_step=None):
     while True:
         mask = env.action_masks()
         assert mask.dtype == bool and mask.shape == (rules.N_ACTIONS,)
-        action = int(rng.choice(np.flatnonzero(mask)))
+        action = int(uniform_legal_actions(mask, rng))
         obs, reward, term, trunc, info = env.step(action)
         total += reward
         if on_step is not None:
@@ -122,7 +122,7 @@ def test_shaping_and_round_rewards_follow_the_events():
     for seed in range(2):
         env.reset(seed=seed)
         while True:
-            action = int(rng.choice(np.flatnonzero(env.action_masks())))
+            action = int(uniform_legal_actions(env.action_masks(), rng))
             obs, reward, term, trunc, info = env.step(action)
             me = info["learner_seat"]
             expected = 0.0
@@ -150,7 +150,7 @@ def test_round_episodes_end_terminated_at_the_first_round_end():
     for seed in range(2):
         env.reset(seed=seed)
         while True:
-            obs, reward, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            obs, reward, term, trunc, info = env.step(int(uniform_legal_actions(env.action_masks(), rng)))
             ends = [e for e in info["events"] if e["type"] == "round_end"]
             if term or trunc:
                 assert term and not trunc and ends

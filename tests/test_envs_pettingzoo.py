@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from envs_helpers import SHORT, build_deal, random_actions, rules_mask
+from helpers import SHORT, build_deal, random_actions, rules_mask
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 import spit_env

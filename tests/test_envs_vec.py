@@ -7,18 +7,13 @@ import random
 
 import numpy as np
 import pytest
-from envs_helpers import SHORT
+from helpers import SHORT
 from sb3_contrib.common.maskable.utils import get_action_masks
 
 from spit_env import SpitConfig, SpitVecEnv, core, rules
-from spit_env.policy import uniform_legal
+from spit_env.policy import uniform_legal, uniform_legal_actions
 
 BUSY = rules.OBS["self_busy"].start
-
-
-def _random_actions(masks, rng):
-    u = np.where(masks, rng.random(masks.shape), -1.0)
-    return u.argmax(axis=1)
 
 
 def _first_view(config, seed, game_id, seat):
@@ -37,7 +32,7 @@ def test_rows_start_as_games_of_the_seed_and_auto_resets_take_the_next_ids():
     next_id = n
     restarts = 0
     while restarts < 4:
-        obs, rewards, dones, infos = venv.step(_random_actions(venv.action_masks(), rng))
+        obs, rewards, dones, infos = venv.step(uniform_legal_actions(venv.action_masks(), rng))
         masks = get_action_masks(venv)
         assert masks.shape == (n, rules.N_ACTIONS) and masks.dtype == bool
         for i in np.flatnonzero(dones):  # row order within a step
@@ -55,7 +50,7 @@ def test_truncation_flag_only_on_truncation_and_terminal_observation_always():
     rng = np.random.default_rng(1)
     ends = 0
     for _ in range(200):
-        obs, rewards, dones, infos = venv.step(_random_actions(venv.action_masks(), rng))
+        obs, rewards, dones, infos = venv.step(uniform_legal_actions(venv.action_masks(), rng))
         for i, info in enumerate(infos):
             if dones[i]:
                 ends += 1
@@ -70,7 +65,7 @@ def test_truncation_flag_only_on_truncation_and_terminal_observation_always():
     won.reset()
     saw_termination = False
     for _ in range(2_000):
-        _, _, dones, infos = won.step(_random_actions(won.action_masks(), rng))
+        _, _, dones, infos = won.step(uniform_legal_actions(won.action_masks(), rng))
         for i in np.flatnonzero(dones):
             assert "TimeLimit.truncated" not in infos[i]
             saw_termination = True
@@ -89,7 +84,7 @@ def test_learner_is_free_in_every_row_after_every_step():
         slap = obs[:, rules.OBS["phase"].start + rules.PHASE_SLAP] == 1.0
         assert (masks[:, rules.WAIT] == ~slap).all()  # a free learner must slap in the slap phase
         assert masks[slap][:, rules.SLAP_BASE:].all()
-        obs, *_ = venv.step(_random_actions(masks, rng))
+        obs, *_ = venv.step(uniform_legal_actions(masks, rng))
         assert obs.dtype == np.float32 and obs.shape == (8, rules.OBS_DIM)
         assert ((obs >= 0) & (obs <= 1)).all()
 
@@ -99,7 +94,7 @@ def test_same_seed_same_run_and_seed_restarts_from_game_zero():
         out = [venv.reset()]
         rng = np.random.default_rng(3)
         for _ in range(steps):
-            obs, rewards, dones, _ = venv.step(_random_actions(venv.action_masks(), rng))
+            obs, rewards, dones, _ = venv.step(uniform_legal_actions(venv.action_masks(), rng))
             out += [obs, rewards, dones]
         return out
 
@@ -123,7 +118,7 @@ def test_global_generators_are_never_used():
     venv.reset()
     rng = np.random.default_rng(0)
     for _ in range(50):
-        venv.step(_random_actions(venv.action_masks(), rng))
+        venv.step(uniform_legal_actions(venv.action_masks(), rng))
     np.testing.assert_array_equal(np.random.get_state()[1], np_before)  # noqa: NPY002 (the point: the global generator is untouched)
     assert random.getstate() == py_before
 
@@ -140,7 +135,7 @@ def test_set_opponent_swaps_the_policy_called_in_batch():
     venv.set_opponent(recording)
     rng = np.random.default_rng(0)
     for _ in range(20):
-        venv.step(_random_actions(venv.action_masks(), rng))
+        venv.step(uniform_legal_actions(venv.action_masks(), rng))
     assert calls
     assert all(c[1] == np.dtype(np.float32) and c[3] == np.dtype(bool) and c[0][0] == c[2][0] <= 6 for c in calls)
     assert len(calls) < 20 * 6, "one batched call per epoch, not one per row"

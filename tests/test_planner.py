@@ -216,13 +216,19 @@ def test_same_generator_same_decisions_and_no_plan_when_only_wait_is_legal():
 
 def test_planner_is_a_behaviour_cloning_teacher():
     pytest.importorskip("sb3_contrib")
-    from experiments.train_ppo import Args, collect_teacher_data, parse_opponent
+    from experiments.ppo_envs import make_training_env
+    from experiments.ppo_warm_start import collect_teacher_data
 
     # a profile opponent with another latency and a random learner seat: two core states
-    obs, masks, actions = collect_teacher_data(Args(num_envs=8, seed=1), parse_opponent("greedy@expert"),
-                                               "planner-fast", 150)
+    _, _, env = make_training_env(num_envs=8, groups=2, opponent="greedy@expert", seed=1,
+                                  learner_seat="random", reward="game", episode="game", shaping=0.0,
+                                  skip_forced_waits=True, truncation_reward=-1.0, mask_wait=True,
+                                  obs_mask=True)
+    obs, masks, actions = collect_teacher_data(env, make_policy("planner-fast"), 150,
+                                               np.random.default_rng(0))
     assert len(obs) == len(actions) >= 150
     assert masks[np.arange(len(actions)), actions].all()
+    env.close()
 
 
 def test_planner_study_runs_at_toy_size(tmp_path):
@@ -245,3 +251,15 @@ def test_planner_study_runs_at_toy_size(tmp_path):
     for bad in (["--curve-rollouts", "0"], ["--resume"], ["--deals", "0"], ["--budgets", "nobody"]):
         with pytest.raises(SystemExit):
             planner_study.main(bad)
+
+
+def test_planner_plays_in_replays_and_against_a_human():
+    from experiments.realtime import RealtimeGame
+    from experiments.replay import play_game
+    from spit_env import replay
+
+    record = play_game(["planner-fast", "greedy"], config=SpitConfig(max_game_ms=5000), seed=1)
+    assert replay.check(record) == len(record["steps"]) + 1 and len(record["steps"]) > 5
+    game = RealtimeGame("planner-fast@club", seed=1, tick_ms=25)
+    events = game.advance(4000.0)
+    assert any(e["type"] == "play" and e["player"] == 1 for e in events), "the planner plays"

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from spit_env import rules
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
+from spit_env.policy import uniform_legal_actions
 from spit_env.reference import ReferenceGame
 
 configs = st.builds(
@@ -52,7 +53,7 @@ def play(config, seed, game_id, move_seed, illegal_rate):
             if rng.random() < illegal_rate:
                 actions.append(int(rng.integers(rules.N_ACTIONS)))
             else:
-                actions.append(int(rng.choice(np.flatnonzero(mask))))
+                actions.append(int(uniform_legal_actions(np.asarray(mask, bool), rng)))
         clock = game.clock_ms
         out = game.step(*actions)
         assert game.clock_ms > clock  # every move takes at least 1 ms

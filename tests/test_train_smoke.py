@@ -43,7 +43,8 @@ def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("ppo_run")
-    proc = _run("--total-timesteps", "2048", "--out", str(out), "--bc-steps", "5", *TINY)
+    proc = _run("--total-timesteps", "2048", "--out", str(out), "--bc-steps", "5",
+                "--json", str(out / "copy" / "eval_copy.json"), *TINY)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
@@ -53,6 +54,7 @@ def test_training_writes_the_run_folder(run_dir):
         assert (run_dir / name).is_file(), name
     assert sorted((run_dir / "checkpoints").glob("ppo_*_steps.zip")), "no checkpoint written"
     result = json.loads((run_dir / "eval.json").read_text())
+    assert json.loads((run_dir / "copy" / "eval_copy.json").read_text()) == result  # --json
     final = result["final"]
     assert final["timesteps"] >= 2048
     assert set(final["results"]) == {"random", "greedy"}
@@ -70,7 +72,6 @@ def test_training_writes_the_run_folder(run_dir):
 
 
 def test_trained_model_plays_through_the_registry(run_dir):
-    import agents.ppo  # noqa: F401  (registers "ppo")
     from experiments.tournament import Player, play_pairing
     from spit_env import SpitConfig
     from spit_env.policy import make_policy
@@ -126,21 +127,32 @@ def test_model_without_mask_input_still_plays(tmp_path):
     assert res.games == 4
 
 
+def _training_env(num_envs, seed, opponent, **options):
+    from experiments.ppo_envs import make_training_env
+
+    kw = dict(num_envs=num_envs, groups=1, opponent=opponent, seed=seed, learner_seat="random",
+              reward="round", episode="game", shaping=0.0, skip_forced_waits=True,
+              truncation_reward=-1.0, mask_wait=True, obs_mask=True)
+    return make_training_env(**{**kw, **options})
+
+
 def test_observation_carries_the_learners_mask():
-    from experiments.train_ppo import Args, make_env, parse_opponent
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    from spit_env.policy import uniform_legal_actions
     from spit_env.rules import OBS_DIM
 
-    split, env = make_env(Args(num_envs=6, seed=3), parse_opponent("greedy"))
+    _, _, env = _training_env(6, 3, "greedy")
     assert env.observation_space.shape == (OBS_DIM + 23,)
     obs = env.reset()
     rng = np.random.default_rng(0)
     for _ in range(30):
-        masks = split.action_masks()
+        masks = get_action_masks(env)  # what MaskablePPO calls, through every wrapper
         assert obs.shape == (6, OBS_DIM + 23) and obs.dtype == np.float32
         assert (obs[:, OBS_DIM:] == masks).all()
         # --mask-wait (default): never WAIT beside another legal move
         assert not (masks[:, 0] & masks[:, 1:].any(axis=1)).any()
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        actions = uniform_legal_actions(masks, rng)
         obs, _, dones, infos = env.step(actions)
         for i in np.flatnonzero(dones):
             assert infos[i]["terminal_observation"].shape == (OBS_DIM + 23,)
@@ -151,21 +163,15 @@ def test_behaviour_cloning_fits_the_teacher():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from experiments.train_ppo import (
-        Args,
-        behaviour_clone,
-        collect_teacher_data,
-        make_env,
-        parse_opponent,
-    )
+    from experiments.ppo_warm_start import behaviour_clone, collect_teacher_data
+    from spit_env.policy import make_policy
 
     torch.set_num_threads(1)
-    args = Args(num_envs=16, seed=1)
-    stages = parse_opponent("random")
-    obs, masks, actions = collect_teacher_data(args, stages, "greedy", 2000)
+    _, _, env = _training_env(16, 1, "random")
+    obs, masks, actions = collect_teacher_data(env, make_policy("greedy"), 2000,
+                                               np.random.default_rng(1))
     assert len(obs) == len(masks) == len(actions) >= 2000
     assert masks[np.arange(len(actions)), actions].all(), "a recorded move is not legal"
-    _, env = make_env(args, stages)
     model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, seed=0, device="cpu",
                         policy_kwargs=dict(net_arch=dict(pi=[64], vf=[64])))
     value_before = [p.detach().clone() for p in model.policy.mlp_extractor.value_net.parameters()]
@@ -194,3 +200,32 @@ def test_bad_argument_fails_naming_it(args, named, tmp_path):
     assert proc.returncode != 0
     assert named in proc.stderr
     assert not (tmp_path / "never" / "model.zip").exists()
+
+
+def test_truncation_reward_and_opponent_groups():
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    from experiments.ppo_envs import OpponentGroups, TruncationReward
+    from spit_env import SpitConfig, SpitVecEnv
+    from spit_env.policy import uniform_legal_actions
+
+    short = SpitConfig(max_game_ms=3_000)  # every game is truncated
+    groups = OpponentGroups([TruncationReward(SpitVecEnv(n, opponent="greedy", config=short,
+                                                         seed=g), -1.0) for g, n in enumerate((2, 3))])
+    assert groups.num_envs == 5 and groups.get_attr("num_envs") == [2, 2, 3, 3, 3]
+    assert groups.env_is_wrapped(VecEnvWrapper) == [False] * 5  # SpitVecEnv wraps nothing
+    groups.reset()
+    groups.set_group_opponent(1, "random", "random")
+    assert groups.get_attr("opponent", [0, 4]) == ["greedy", "random"]
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(200):
+        _, rewards, dones, infos = groups.step(uniform_legal_actions(groups.action_masks(), rng))
+        for i in np.flatnonzero(dones):
+            ended += 1
+            assert rewards[i] == -1.0 and "TimeLimit.truncated" not in infos[i]
+    assert ended > 0
+    # a new profile latency cuts the group's running games (truncated, so SB3 bootstraps)
+    groups.set_group_opponent(0, "greedy@expert", "greedy@expert")
+    _, _, dones, infos = groups.step(np.zeros(5, np.int64))
+    assert dones[:2].all() and all(infos[i]["TimeLimit.truncated"] for i in range(2))

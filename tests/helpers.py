@@ -1,12 +1,14 @@
-"""Helpers shared by the tests/test_envs_*.py files: a mask computed from a snapshot by the rule
-table of docs/RULES.md (independent of the core's mask code), deals built to order, and a
-uniform random player."""
+"""The helpers the tests share (one module): short games for the API checkers, a mask computed
+from a snapshot by the rule table of docs/RULES.md (independent of the core's mask code), deals
+built to order, and random legal play (on ``spit_env.policy.uniform_legal_actions``, the
+package's one "any legal move" helper)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from spit_env import SpitConfig, rules
+from spit_env.policy import uniform_legal_actions
 
 #: Short games for API checkers: random play is truncated after about 250 decision epochs.
 SHORT = SpitConfig(max_game_ms=30_000)
@@ -68,8 +70,15 @@ def build_deal(pack0_fixed: dict[int, int], pack1_fixed: dict[int, int], size0: 
 
 def random_actions(env, obs, rng) -> dict:
     """One uniformly random legal action per live agent of a PettingZoo parallel env."""
-    out = {}
-    for agent in env.agents:
-        legal = np.flatnonzero(obs[agent]["action_mask"])
-        out[agent] = int(rng.choice(legal))
-    return out
+    return {agent: int(uniform_legal_actions(obs[agent]["action_mask"].astype(bool), rng))
+            for agent in env.agents}
+
+
+def random_joint_actions(mask: np.ndarray, rng, wait_bias: float = 0.0) -> np.ndarray:
+    """(B, 2) int64: a uniformly random legal action per seat of a (B, 2, 23) core mask, each
+    replaced by WAIT with probability ``wait_bias`` where WAIT is legal (not for a free seat in
+    the slap phase, D11)."""
+    actions = uniform_legal_actions(mask, rng)
+    # drawn even at wait_bias 0, so that a run's stream does not depend on it
+    actions[(rng.random(actions.shape) < wait_bias) & mask[..., rules.WAIT]] = rules.WAIT
+    return actions

@@ -1,0 +1,201 @@
+"""A policy trained with RLlib (``experiments/train_rllib.py``) as a batched bot, declared as
+``"rllib"`` in the entry-point group ``spit_env.policies``.
+
+``agents.make("rllib", path="runs/rllib/checkpoint")`` loads the trained RLModule from an RLlib
+checkpoint and returns an :class:`RLlibPolicy`, which plays from the seat view every policy gets
+(egocentric observations, so one module plays both seats): in the tournament (a checkpoint
+folder is a player there too), the notebooks and the other training scripts.
+
+``path`` may be a training run's ``--out`` folder (its ``checkpoint/``), an algorithm checkpoint
+(``Algorithm.save_to_path``) or one RLModule's own folder
+(``<checkpoint>/learner_group/learner/rl_module/<module id>``). Ray (the ``scale`` extra) is
+imported only when a policy loads; the RLModule classes live in :mod:`agents.rllib_modules`.
+
+Inference runs the module's ``forward_inference`` (torch, CPU, no gradients) on the batch; the
+legal mask (after the module's ``mask_wait`` option) is applied again in NumPy and a stochastic
+policy draws with the ``rng`` it is given, so games stay reproducible from their seeds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from spit_env.rules import N_ACTIONS, OBS_DIM
+
+from .ppo import mask_idle_wait
+
+__all__ = [
+    "RAY_MISSING",
+    "LEARNER_MODULE",
+    "RLlibPolicy",
+    "find_module_dir",
+    "is_rllib_checkpoint",
+    "make_rllib",
+    "require_ray",
+]
+
+#: The one-line message when Ray is not installed.
+RAY_MISSING = ("Ray is not installed: this needs the 'scale' extra "
+               "(pip install -c constraints.txt -e \".[scale]\")")
+
+#: The module id of the trained policy in the checkpoints of ``experiments/train_rllib.py``.
+LEARNER_MODULE = "learner"
+
+_MODULES_DIR = ("learner_group", "learner", "rl_module")
+
+
+class RayMissingError(ImportError):
+    """Ray (with RLlib) is not installed; the message names the ``scale`` extra."""
+
+
+def require_ray():
+    """Import and return ``ray``, or raise :class:`RayMissingError` naming the ``scale`` extra."""
+    try:
+        import ray
+        import ray.rllib  # noqa: F401  (RLlib ships as ray[rllib]; a bare ray lacks its deps)
+    except ImportError as err:
+        raise RayMissingError(RAY_MISSING) from err
+    return ray
+
+
+def is_rllib_checkpoint(path) -> bool:
+    """Whether ``path`` is a folder :func:`find_module_dir` can load a module from: an RLlib
+    algorithm checkpoint, a run folder holding one in ``checkpoint/``, or an RLModule folder."""
+    path = Path(path)
+    return path.is_dir() and any(
+        (p / "rllib_checkpoint.json").is_file() or (p / "class_and_ctor_args.pkl").is_file()
+        for p in (path, path / "checkpoint")
+    )
+
+
+def find_module_dir(path, module_id: str = LEARNER_MODULE) -> Path:
+    """The folder of RLModule ``module_id`` inside a checkpoint, a run folder or a module folder.
+
+    Raises:
+        ValueError: ``path`` is not a folder, holds no RLlib checkpoint, or has no module
+            ``module_id`` (the message lists the module ids it has).
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise ValueError(f"path: no RLlib checkpoint folder at {str(path)!r}")
+    if (path / "module_state.pkl").is_file() or (path / "module_state.pt").is_file():
+        return path  # a single RLModule's own folder
+    for root in (path, path / "checkpoint"):
+        modules = root.joinpath(*_MODULES_DIR)
+        if modules.is_dir():
+            found = modules / module_id
+            if not found.is_dir():
+                known = sorted(p.name for p in modules.iterdir() if p.is_dir())
+                raise ValueError(f"module_id: {module_id!r} is not in the checkpoint "
+                                 f"{str(root)!r}; it holds {known}")
+            return found
+    raise ValueError(
+        f"path: {str(path)!r} is not an RLlib checkpoint (no {'/'.join(_MODULES_DIR)} in it or "
+        "in its checkpoint/ folder)"
+    )
+
+
+class RLlibPolicy:
+    """A trained RLlib RLModule (:class:`agents.rllib_modules.MaskedPPOModule`) as a
+    :class:`spit_env.policy.Policy`.
+
+    ``policy(observations (B, D) float32, action_masks (B, 23) bool, rng) -> (B,) int64``, always
+    legal. With the module's ``mask_wait`` option (on by default in training) WAIT is taken out of
+    every row that has another legal move, as in training.
+
+    Args:
+        module: an RLModule taking ``{"observation": (B, D), "action_mask": (B, 23)}``
+            observations and returning action logits (``action_dist_inputs``).
+        deterministic: play the most probable legal action (default) instead of sampling one.
+
+    Raises:
+        ValueError: a module whose spaces are not Spit's (D, 23) for this version of the rules
+            (e.g. a checkpoint trained before the observation grew).
+    """
+
+    def __init__(self, module, deterministic: bool = True):
+        import torch
+
+        space = getattr(module, "observation_space", None)
+        inner = space["observation"] if hasattr(space, "spaces") and "observation" in space.spaces \
+            else None
+        n_actions = getattr(getattr(module, "action_space", None), "n", None)
+        if inner is None or tuple(inner.shape) != (OBS_DIM,) or n_actions != N_ACTIONS:
+            got = tuple(inner.shape) if inner is not None else space
+            raise ValueError(
+                f"module: expected a Dict observation space with 'observation' ({OBS_DIM},) and "
+                f"{N_ACTIONS} actions, got {got} and {n_actions}"
+            )
+        if not isinstance(deterministic, bool):
+            raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
+        self.module = module.eval() if hasattr(module, "eval") else module
+        self.options = dict(getattr(module, "spit_options", {}) or {})
+        self.deterministic = deterministic
+        self._torch = torch
+
+    @classmethod
+    def load(cls, path, module_id: str = LEARNER_MODULE, deterministic: bool = True) -> RLlibPolicy:
+        """A policy from a checkpoint (see :func:`find_module_dir`).
+
+        Raises:
+            RayMissingError: Ray is not installed.
+            ValueError: as :func:`find_module_dir`, or a module that is not Spit's.
+        """
+        require_ray()
+        folder = find_module_dir(path, module_id)
+        from ray.rllib.core.rl_module.rl_module import RLModule
+
+        try:
+            module = RLModule.from_checkpoint(folder.resolve())
+        except Exception as err:  # noqa: BLE001 - a corrupt or foreign checkpoint: say which
+            raise ValueError(f"path: cannot load an RLModule from {str(folder)!r} ({err})") from err
+        return cls(module, deterministic=deterministic)
+
+    def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """(B, 23) float32 action logits, illegal actions (after ``mask_wait``) at a very large
+        negative value, for (B, D) observations and (B, 23) bool masks."""
+        torch = self._torch
+        obs = {
+            "observation": torch.as_tensor(np.asarray(observations, dtype=np.float32)),
+            "action_mask": torch.as_tensor(np.asarray(action_masks, dtype=np.float32)),
+        }
+        with torch.no_grad():
+            out = self.module.forward_inference({"obs": obs})
+        return out["action_dist_inputs"].numpy()
+
+    def __call__(
+        self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        masks = np.asarray(action_masks, dtype=bool)
+        if len(masks) == 0:
+            return np.zeros(0, dtype=np.int64)
+        if self.options.get("mask_wait"):
+            masks = mask_idle_wait(masks)
+        scores = np.where(masks, self.logits(observations, masks), -np.inf)
+        if not self.deterministic:
+            # Gumbel-max: argmax(logit + Gumbel noise) is a draw from softmax(logits).
+            scores = scores + rng.gumbel(size=scores.shape)
+        return np.argmax(scores, axis=1).astype(np.int64)
+
+    def __repr__(self) -> str:
+        return f"RLlibPolicy(deterministic={self.deterministic})"
+
+
+def make_rllib(path=None, module=None, module_id: str = LEARNER_MODULE,
+               deterministic: bool = True) -> RLlibPolicy:
+    """Registry factory for ``"rllib"``: exactly one of ``path`` (a checkpoint) or ``module``.
+
+    Raises:
+        RayMissingError: Ray is not installed (only when loading from ``path``).
+        ValueError: neither or both given, no checkpoint there, or a module that is not Spit's.
+    """
+    if (path is None) == (module is None):
+        raise ValueError("rllib policy needs exactly one of path=<checkpoint folder> or "
+                         "module=<RLModule>")
+    if path is not None:
+        return RLlibPolicy.load(path, module_id=module_id, deterministic=deterministic)
+    return RLlibPolicy(module, deterministic=deterministic)
+
+

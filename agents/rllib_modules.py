@@ -1,0 +1,180 @@
+"""RLlib RLModules for Spit (the new API stack): the masked PPO learner and a heuristic bot.
+
+Importing this module imports Ray and torch (the ``scale`` extra); :mod:`agents.rllib` imports it
+only when a policy loads, and ``experiments/train_rllib.py`` when it builds the algorithm.
+
+Both modules take the observations of RLlib's PettingZoo adapter (``ParallelPettingZooEnv``) as
+they come: a dict ``{"observation": (B, D) float32, "action_mask": (B, 23) int8}`` per agent, the
+Dict space of :class:`spit_env.SpitParallelEnv`.
+
+* :class:`MaskedPPOModule`: RLlib's default PPO torch module with the action-masking pattern of
+  RLlib's examples: the network reads the observation (and, with ``obs_mask``, the legal mask as
+  23 more inputs), and every forward pass (inference, exploration, training) adds log(mask),
+  floored at RLlib's ``FLOAT_MIN``, to the action logits, so an illegal move is never sampled
+  and its log-probability never enters the loss.
+* :class:`BotModule`: a registered batched bot (``agents.make(name)``) as an RLModule that RLlib
+  runs but does not train (it is left out of ``policies_to_train``).
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+__all__ = ["MaskedPPOModule", "BotModule", "SPIT_MODEL_OPTIONS"]
+
+#: model_config keys of :class:`MaskedPPOModule` beyond RLlib's ``DefaultModelConfig``, with
+#: their defaults. ``mask_wait``: take WAIT out of the legal moves whenever another move is legal
+#: (the learner never idles when it can act, as in ``train_ppo``). ``obs_mask``: feed the legal
+#: mask (after ``mask_wait``) to the network beside the observation.
+SPIT_MODEL_OPTIONS = {"mask_wait": True, "obs_mask": True}
+
+
+def _check_spaces(observation_space, action_space) -> None:
+    if not isinstance(observation_space, gym.spaces.Dict) or \
+            set(observation_space.spaces) != {"observation", "action_mask"}:
+        raise ValueError(
+            "observation_space must be the Dict space of spit_env.parallel_env() "
+            f"({{'observation', 'action_mask'}}), got {observation_space}"
+        )
+    if not isinstance(action_space, gym.spaces.Discrete):
+        raise ValueError(f"action_space must be Discrete, got {action_space}")
+
+
+class MaskedPPOModule(DefaultPPOTorchRLModule):
+    """RLlib's default PPO module (MLP encoder, policy and value heads) with legal-move masking.
+
+    Takes the Dict observation space of :class:`spit_env.SpitParallelEnv`; the networks see a flat
+    Box of D (+ 23 with ``obs_mask``) floats. ``model_config``: RLlib's ``DefaultModelConfig``
+    keys as a dict (e.g. ``fcnet_hiddens``) plus :data:`SPIT_MODEL_OPTIONS`; the chosen options
+    are kept as ``spit_options`` (saved in the checkpoint with the constructor arguments).
+
+    Raises:
+        ValueError: a space that is not Spit's Dict observation / Discrete action space, or an
+            unknown option value.
+    """
+
+    def __init__(self, *, observation_space=None, action_space=None, model_config=None, **kwargs):
+        _check_spaces(observation_space, action_space)
+        config = dict(model_config or {})
+        self.spit_options = {k: config.pop(k, v) for k, v in SPIT_MODEL_OPTIONS.items()}
+        for k, v in self.spit_options.items():
+            if not isinstance(v, bool):
+                raise ValueError(f"model_config[{k!r}] must be True or False, got {v!r}")
+        self._dict_space = observation_space
+        dim = observation_space["observation"].shape[0]
+        if self.spit_options["obs_mask"]:
+            dim += action_space.n
+        flat = gym.spaces.Box(0.0, 1.0, (dim,), np.float32)
+        super().__init__(observation_space=flat, action_space=action_space, model_config=config,
+                         **kwargs)
+
+    def setup(self):
+        super().setup()
+        # The networks are built for the flat space; the module itself (what RLlib checks the
+        # episodes against) takes the env's Dict space, as in RLlib's action-masking example.
+        self.observation_space = self._dict_space
+
+    def legal_mask(self, obs: dict):
+        """(B, 23) float 0/1 mask the module plays with: the env's mask, after ``mask_wait``."""
+        import torch
+
+        mask = obs["action_mask"].float()
+        if self.spit_options["mask_wait"]:
+            others = (mask[..., 1:].sum(-1, keepdim=True) > 0).float()
+            mask = torch.cat([mask[..., :1] * (1.0 - others), mask[..., 1:]], dim=-1)
+        return mask
+
+    def _flat(self, batch: dict):
+        """(a copy of ``batch`` whose obs is the flat network input, the legal mask)."""
+        import torch
+
+        obs = batch[Columns.OBS]
+        if not isinstance(obs, dict):
+            raise ValueError("MaskedPPOModule needs dict observations {'observation', 'action_mask'}")
+        mask = self.legal_mask(obs)
+        x = obs["observation"].float()
+        if self.spit_options["obs_mask"]:
+            x = torch.cat([x, mask], dim=-1)
+        return {**batch, Columns.OBS: x}, mask
+
+    @staticmethod
+    def _masked(out: dict, mask) -> dict:
+        import torch
+
+        out[Columns.ACTION_DIST_INPUTS] = out[Columns.ACTION_DIST_INPUTS] + torch.clamp(
+            torch.log(mask), min=FLOAT_MIN)
+        return out
+
+    def _forward_inference(self, batch, **kwargs):
+        flat, mask = self._flat(batch)
+        return self._masked(super()._forward_inference(flat, **kwargs), mask)
+
+    def _forward_exploration(self, batch, **kwargs):
+        flat, mask = self._flat(batch)
+        return self._masked(super()._forward_exploration(flat, **kwargs), mask)
+
+    def _forward_train(self, batch, **kwargs):
+        flat, mask = self._flat(batch)
+        return self._masked(super()._forward_train(flat, **kwargs), mask)
+
+    def compute_values(self, batch, embeddings=None):
+        if embeddings is None:
+            batch, _ = self._flat(batch)
+        return super().compute_values(batch, embeddings)
+
+
+def _numpy(x) -> np.ndarray:
+    if hasattr(x, "detach"):  # a torch tensor (RLlib's env-to-module pipeline makes them)
+        x = x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+class BotModule(RLModule):
+    """A registered bot as an RLModule that RLlib runs but never trains.
+
+    ``model_config``: ``{"bot": registered name (e.g. "greedy"), "latency": the bot's seat
+    latency (a :class:`spit_env.Latency`, given to bots that model their own latency, like
+    racer), "seed": int}``. The bot draws its random choices from a NumPy generator seeded with
+    ``seed`` and this process's global NumPy stream (which RLlib seeds per env runner when the
+    algorithm has a seed), so two env runners do not play the same random moves.
+
+    Raises:
+        ValueError: an unknown bot name or a bad space (at construction).
+        NotImplementedError: a training pass (keep it out of ``policies_to_train``).
+    """
+
+    def __init__(self, *, observation_space=None, action_space=None, model_config=None, **kwargs):
+        _check_spaces(observation_space, action_space)
+        super().__init__(observation_space=observation_space, action_space=action_space,
+                         model_config=model_config, **kwargs)
+
+    def setup(self):
+        from spit_env.policy import make_policy
+
+        config = dict(self.model_config or {})
+        self.bot = make_policy(config.get("bot", "greedy"))
+        if config.get("latency") is not None and hasattr(self.bot, "with_latency"):
+            self.bot = self.bot.with_latency(config["latency"])
+        # RLlib seeds the global NumPy stream per env runner (config.debugging(seed=...)).
+        runner_draw = int(np.random.randint(0, 2**31 - 1))  # noqa: NPY002
+        self._rng = np.random.default_rng([int(config.get("seed", 0)), runner_draw])
+
+    def _forward_inference(self, batch, **kwargs):
+        obs = batch[Columns.OBS]
+        actions = self.bot(_numpy(obs["observation"]).astype(np.float32, copy=False),
+                           _numpy(obs["action_mask"]).astype(bool), self._rng)
+        return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
+
+    def _forward_exploration(self, batch, **kwargs):
+        return self._forward_inference(batch, **kwargs)
+
+    def _forward_train(self, batch, **kwargs):
+        raise NotImplementedError(
+            f"BotModule ({self.model_config.get('bot')!r}) is not trainable: keep it out of "
+            "policies_to_train"
+        )

@@ -1,0 +1,199 @@
+"""What changes during a PPO run: the opponents (curriculum stages, weighted mixes, the self-play
+pool), the evaluations and the learning curve (used by ``experiments.train_ppo``).
+
+:class:`OpponentSchedule` holds that state and acts on the row groups of the training env
+(``experiments.ppo_envs.OpponentGroups``); :class:`ScheduleCallback` calls it from SB3's
+training loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.ppo import PPOPolicy
+from experiments.ppo_envs import OpponentGroups, split_groups
+
+__all__ = ["Stage", "stage_label", "OpponentSchedule", "ScheduleCallback"]
+
+#: A curriculum stage: its opponents as (profile, weight) pairs, e.g. [("random", .3), ("greedy", .7)].
+Stage = list[tuple[str, float]]
+
+
+def stage_label(members: Stage) -> str:
+    """A stage as written on the command line: "greedy" or "random:0.3,greedy:0.7"."""
+    if len(members) == 1:
+        return members[0][0]
+    return ",".join(f"{n}:{w:g}" for n, w in members)
+
+
+class OpponentSchedule:
+    """The opponents, evaluations and learning curve of one run.
+
+    Stages switch at fixed fractions of ``total_timesteps`` (``curriculum_switch``, default equal
+    parts) or, with ``curriculum_threshold``, as soon as the evaluation win rate against the
+    current stage (its members weighted) reaches it. With ``self_play_every`` a frozen copy of
+    the model (a sampling :class:`agents.ppo.PPOPolicy`) joins a pool of the newest
+    ``self_play_pool`` snapshots, which then takes ``1 - self_play_bot_weight`` of the row groups
+    (newest first); the stage's members share the rest by weight.
+
+    Args:
+        stages: the curriculum, at least one stage.
+        groups: the training env's row groups.
+        evaluate: ``evaluate(model, opponent specs, deals) -> {spec: result dict}``.
+        eval_opponents: the bots every evaluation plays.
+        eval_freq: steps between evaluations during training (0: none).
+        eval_deals: duplicate deals per opponent of those evaluations.
+        total_timesteps: the steps of this run.
+        curriculum_switch: fractions of ``total_timesteps`` at which stages switch.
+        curriculum_threshold: switch on the evaluation win rate instead (None: off).
+        self_play_every: steps between snapshots (None: no self-play).
+        self_play_pool: snapshots kept.
+        self_play_bot_weight: the bots' share of the groups once the pool is not empty.
+    """
+
+    def __init__(self, stages: Sequence[Stage], groups: OpponentGroups,
+                 evaluate: Callable[..., dict], eval_opponents: Sequence[str], *,
+                 eval_freq: int, eval_deals: int, total_timesteps: int,
+                 curriculum_switch: Sequence[float] = (), curriculum_threshold: float | None = None,
+                 self_play_every: int | None = None, self_play_pool: int = 5,
+                 self_play_bot_weight: float = 0.5):
+        self.stages = list(stages)
+        self.groups = groups
+        self.evaluate = evaluate
+        self.eval_opponents = list(eval_opponents)
+        self.eval_freq = eval_freq
+        self.eval_deals = eval_deals
+        self.total_timesteps = total_timesteps
+        self.curriculum_switch = list(curriculum_switch)
+        self.curriculum_threshold = curriculum_threshold
+        self.self_play_every = self_play_every
+        self.self_play_pool = self_play_pool
+        self.self_play_bot_weight = self_play_bot_weight
+        self.stage = 0
+        self.pool: list = []
+        self.pool_steps: list[int] = []
+        #: evaluations during training: {"timesteps", "deals", "stage", "results"}
+        self.history: list[dict] = []
+        #: (timesteps, mean episode reward of the last 100 episodes) after each rollout
+        self.episode_curve: list[tuple[int, float]] = []
+        #: stage switches and pool changes, with the groups' opponents
+        self.stage_log: list[dict] = []
+        self.switch_at: list[int] = []
+        self.next_eval: int | None = None
+        self.next_snapshot: int | None = None
+        self.end = 0
+
+    def on_start(self, model) -> None:
+        """Call once before ``learn()`` (after a resume, the step count is the checkpoint's)."""
+        start = int(model.num_timesteps)
+        self.end = start + self.total_timesteps  # the final evaluation comes after learn()
+        if self.curriculum_threshold is None and len(self.stages) > 1:
+            fractions = self.curriculum_switch or [
+                k / len(self.stages) for k in range(1, len(self.stages))]
+            self.switch_at = [start + int(f * self.total_timesteps) for f in fractions]
+        self.next_eval = start + self.eval_freq if self.eval_freq else None
+        self.next_snapshot = start + self.self_play_every if self.self_play_every else None
+        self.set_stage(0, model)
+
+    def set_stage(self, stage: int, model) -> None:
+        """Move to curriculum stage ``stage`` and give the groups its opponents."""
+        self.stage = stage
+        self.stage_log.append({"timesteps": int(model.num_timesteps), "stage": stage,
+                               "opponent": stage_label(self.stages[stage])})
+        self.apply_opponents()
+
+    def apply_opponents(self) -> None:
+        """Give every row group its opponent: the stage's members split by weight and, once the
+        self-play pool is not empty, ``1 - self_play_bot_weight`` of the groups to its snapshots
+        (newest first)."""
+        members = self.stages[self.stage]
+        n_groups = len(self.groups.groups)
+        n_bot = n_groups
+        if self.pool:
+            n_bot = split_groups([self.self_play_bot_weight, 1 - self.self_play_bot_weight],
+                                 n_groups)[0]
+        counts = split_groups([w for _, w in members], n_bot) if n_bot else [0] * len(members)
+        plan = [(name, name) for (name, _), c in zip(members, counts, strict=True)
+                for _ in range(c)]
+        for k in range(n_groups - n_bot):
+            j = len(self.pool) - 1 - k % len(self.pool)
+            plan.append((self.pool[j], f"snapshot@{self.pool_steps[j]}"))
+        for g, (opponent, label) in enumerate(plan):
+            self.groups.set_group_opponent(g, opponent, label)
+        if self.stage_log:
+            labels = self.groups.labels
+            self.stage_log[-1]["groups"] = list(labels)
+            rows: dict[str, int] = {}
+            for size, label in zip(np.diff(self.groups.bounds), labels, strict=True):
+                rows[label] = rows.get(label, 0) + int(size)
+            self.stage_log[-1]["rows"] = rows
+
+    def on_step(self, model, logger) -> None:
+        """After each environment step: switch stages, add snapshots, evaluate when due."""
+        n = int(model.num_timesteps)
+        if self.stage < len(self.switch_at) and n >= self.switch_at[self.stage]:
+            self.set_stage(self.stage + 1, model)
+        if self.next_snapshot is not None and n >= self.next_snapshot:
+            self.pool = (self.pool + [PPOPolicy(model, deterministic=False)])[-self.self_play_pool:]
+            self.pool_steps = (self.pool_steps + [n])[-self.self_play_pool:]
+            self.next_snapshot += self.self_play_every
+            self.stage_log.append({"timesteps": n, "stage": self.stage,
+                                   "self_play_pool": len(self.pool),
+                                   "opponent": stage_label(self.stages[self.stage])})
+            self.apply_opponents()
+            logger.record("self_play/pool_size", len(self.pool))
+        if self.next_eval is not None and n >= self.next_eval and n < self.end:
+            self.next_eval += self.eval_freq
+            self.evaluate_now(model, logger)
+
+    def evaluate_now(self, model, logger) -> dict:
+        """Evaluate, log the win rates, record them, and switch a threshold curriculum."""
+        threshold_mode = (self.curriculum_threshold is not None
+                          and self.stage < len(self.stages) - 1)
+        specs = list(self.eval_opponents)
+        if threshold_mode:
+            specs += [s for s, _ in self.stages[self.stage] if s not in specs]
+        results = self.evaluate(model, specs, self.eval_deals)
+        n = int(model.num_timesteps)
+        self.history.append({"timesteps": n, "deals": self.eval_deals, "stage": self.stage,
+                             "results": results})
+        for spec, r in results.items():
+            logger.record(f"eval/win_rate_{spec}", r["win_rate"])
+        if threshold_mode:
+            members = self.stages[self.stage]
+            total = sum(w for _, w in members)
+            rate = sum(w * results[s]["win_rate"] for s, w in members) / total
+            logger.record("curriculum/stage_win_rate", rate)
+            if rate >= self.curriculum_threshold:
+                self.set_stage(self.stage + 1, model)
+        logger.record("curriculum/stage", self.stage)
+        return results
+
+
+class ScheduleCallback(BaseCallback):
+    """Runs an :class:`OpponentSchedule` inside ``model.learn()``.
+
+    After every step it calls ``schedule.on_step`` (its time, evaluations included, is summed
+    in ``seconds``); after every rollout it records the mean episode reward.
+    """
+
+    def __init__(self, schedule: OpponentSchedule):
+        super().__init__()
+        self.schedule = schedule
+        self.seconds = 0.0
+
+    def _on_rollout_end(self) -> None:
+        buf = self.model.ep_info_buffer
+        if buf:
+            self.schedule.episode_curve.append(
+                (int(self.model.num_timesteps), float(np.mean([e["r"] for e in buf]))))
+
+    def _on_step(self) -> bool:
+        t = time.perf_counter()
+        self.schedule.on_step(self.model, self.logger)
+        self.seconds += time.perf_counter() - t
+        return True

@@ -1,0 +1,175 @@
+"""Record one game between two players and write it as a replay: a JSON record and an HTML page.
+
+Run ``python -m experiments.replay --help``. Examples::
+
+    python -m experiments.replay --players racer,greedy@expert --seed 7 --out game.html --json game.json
+    python -m experiments.replay --players runs/ppo_greedy/model.zip,racer --out ppo.html
+    python -m experiments.replay --load game.json --out game.html      # a saved record, re-drawn
+
+A player is what the tournament takes: a registered bot name ("racer"), a profile with a latency
+("greedy@expert", "racer@350") or the path of a trained model ("runs/x/model.zip", optionally
+"@latency"). Game ``--game`` of ``--seed`` is the same deal, latency draws and tie coins as game id
+``--game`` of that seed in ``experiments.tournament`` (each seat's policy generator is seeded by
+(seed, seat) there as here).
+
+The JSON record (``spit_env.replay``, schema version 1) holds the config, seed, game id, deal,
+every step's actions, events and snapshot, and the outcome; ``--load`` reads one back, checks that
+the core rebuilds every recorded state from it (``--no-check`` skips that), and draws it again.
+The HTML page (``spit_env.replay_html``) is one self-contained file that opens offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from experiments.tournament import Player
+from spit_env import core, replay
+from spit_env.config import SpitConfig
+from spit_env.latency import Latency
+from spit_env.policy import call_policy
+from spit_env.replay_html import write_html
+
+__all__ = ["play_game", "player_error", "main"]
+
+
+def player_error(spec: str, latency: Latency) -> str | None:
+    """Why a player string cannot play (unknown name, bad profile, unreadable model), or None."""
+    try:
+        Player.parse(spec).build(latency)
+    except (ValueError, OSError) as err:
+        hint = ""
+        if spec.partition("@")[0] == "ppo":
+            hint = "; a trained model is given by the path of its file, e.g. runs/ppo_greedy/model.zip"
+        return f"{spec!r}: {err}{hint}"
+    return None
+
+
+def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_id: int = 0,
+              progress=None) -> dict:
+    """Play game ``game_id`` of ``seed`` between two players on the core and return its record.
+
+    Args:
+        players: two Players or player strings (names, profiles, model paths), seat 0 first.
+        config: the rules (default SpitConfig()); a profile's latency replaces its seat's.
+        seed, game_id: which game (deal and random streams) of the core.
+        progress: called with 1 after every step (e.g. a tqdm bar's ``update``).
+
+    Returns:
+        The replay record (``spit_env.replay`` format).
+
+    Raises:
+        ValueError: an unknown player, a bad profile or model path, a bad seed or game id.
+    """
+    if isinstance(players, str) or len(players) != 2:
+        raise ValueError(f"players must be two player specs, seat 0 first, got {players!r}")
+    seats = [Player.parse(p) for p in players]
+    config = config or SpitConfig()
+    pair = [seat.latency or config.latency[s] for s, seat in enumerate(seats)]
+    config = config.replace(latency=tuple(pair))
+    policies = [seat.build(config.latency[s]) for s, seat in enumerate(seats)]
+    rngs = [np.random.default_rng([int(seed), s]) for s in range(2)]
+    state = core.init(config, 1, seed, first_game=game_id)
+    recorder = replay.Recorder(state, [{"name": seat.label} for seat in seats])
+    while state.phase[0] != core.OVER:
+        obs = core.observe(state)
+        masks = core.legal_action_mask(state)
+        actions = np.stack([call_policy(policies[s], obs[:, s], masks[:, s], rngs[s],
+                                        table=lambda s=s, st=state: core.public_table(st, None, s))
+                            for s in range(2)], axis=1)
+        state, out = core.step(state, actions, events=True)
+        recorder.add(actions[0], state, out)
+        if progress is not None:
+            progress(1)
+    return recorder.record()
+
+
+def _parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.replay",
+        description="Play one game of Spit between two players and write its replay: a versioned "
+        "JSON record (--json) and a self-contained HTML page (--out) with the table drawn as cards, "
+        "moves in flight, races, and a timeline; or draw a saved record again (--load).",
+    )
+    p.add_argument("--players", metavar="A,B",
+                   help="two players, seat 0 first: bot names (random, greedy, chain, racer), profiles "
+                   "name@latency (greedy@expert, racer@350) or trained model paths (runs/x/model.zip)")
+    p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
+    p.add_argument("--game", type=int, default=0, help="game id of that seed (default: %(default)s)")
+    p.add_argument("--latency", default="club",
+                   help="both seats' latency unless a profile says otherwise: preset name "
+                   "(expert, club, novice) or whole ms (default: %(default)s)")
+    p.add_argument("--out", type=Path, help="write the HTML replay page here")
+    p.add_argument("--json", type=Path, help="write the JSON record here")
+    p.add_argument("--load", type=Path, metavar="RECORD.json",
+                   help="read a saved JSON record instead of playing a game")
+    p.add_argument("--no-check", action="store_true",
+                   help="with --load: do not rebuild the recorded states through the core")
+    p.add_argument("--title", help="the page title (default: 'Spit replay: A vs B')")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = p.parse_args(argv)
+    if args.load is None and args.players is None:
+        p.error("give --players A,B to play a game, or --load RECORD.json to draw a saved one")
+    if args.load is not None and args.players is not None:
+        p.error("--load draws a saved game; it takes no --players")
+    if args.out is None and args.json is None:
+        p.error("nothing to write: give --out PAGE.html and/or --json RECORD.json")
+    if args.load is not None and args.json is not None and args.json.resolve() == args.load.resolve():
+        p.error("--json would overwrite the --load file")
+    for path, flag in ((args.out, "--out"), (args.json, "--json")):
+        if path is not None and path.is_dir():
+            p.error(f"{flag}: {str(path)!r} is a folder; give a file path")
+    if args.players is not None:
+        players = [s.strip() for s in args.players.split(",") if s.strip()]
+        if len(players) != 2:
+            p.error(f"--players needs exactly two players, seat 0 first, got {players}")
+        try:
+            latency = Latency.parse(args.latency)
+        except ValueError as err:
+            p.error(f"--latency: {err}")
+        for spec in players:
+            problem = player_error(spec, latency)
+            if problem:
+                p.error(f"--players: {problem}")
+        args.player_list = players
+        if args.seed < 0 or args.game < 0:
+            p.error("--seed and --game must be >= 0")
+    return args
+
+
+def main(argv=None) -> dict:
+    """Command-line entry point; returns the record written."""
+    args = _parse_args(argv)
+    if args.load is not None:
+        try:
+            record = replay.load(args.load)
+            if not args.no_check:
+                n = replay.check(record)
+                print(f"{args.load}: the core rebuilds all {n} recorded states")
+        except ValueError as err:
+            sys.exit(f"error: {err}")
+    else:
+        from tqdm import tqdm
+
+        config = SpitConfig(latency=Latency.parse(args.latency))
+        with tqdm(desc="playing", unit=" steps", disable=args.quiet) as bar:
+            record = play_game(args.player_list, config=config, seed=args.seed, game_id=args.game,
+                               progress=bar.update)
+    o = record["outcome"]
+    names = [p["name"] for p in record["players"]]
+    print(f"{names[0]} vs {names[1]}: {o['result']} after {o['rounds']} rounds, "
+          f"{o['clock_ms'] / 1000:.1f} s of game time, {o['steps']} steps")
+    if args.json is not None:
+        replay.save(record, args.json)
+        print(f"wrote {args.json}")
+    if args.out is not None:
+        write_html(record, args.out, title=args.title)
+        print(f"wrote {args.out} (open it in a browser)")
+    return record
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,445 @@
+"""Train a PPO agent on Spit with RLlib (new API stack), on a local Ray or a Ray cluster.
+
+    python -m experiments.train_rllib                                  # vs greedy, local Ray
+    python -m experiments.train_rllib --mode self-play --iterations 100
+    python -m experiments.train_rllib --num-env-runners 8 --address auto    # a running cluster
+    python -m experiments.train_rllib --help
+
+The environment is the PettingZoo ``ParallelEnv`` (``spit_env.parallel_env``) through RLlib's own
+adapter, ``ParallelPettingZooEnv``: both seats are agents and act at every decision epoch. Their
+observations are PettingZoo's ``{"observation", "action_mask"}`` dicts; the trained module
+(``agents.rllib_modules.MaskedPPOModule``, RLlib's action-masking pattern) masks illegal moves in
+every forward pass, so it never samples one and their log-probabilities never enter the loss.
+
+``--mode`` sets the policy mapping:
+
+* ``bot`` (default): the module ``learner`` plays one seat, drawn per game, against ``--opponent``,
+  a registered bot run inside RLlib as a module it does not train (``agents.rllib_modules.
+  BotModule``; ``policies_to_train=["learner"]``).
+* ``self-play``: both seats map to ``learner``, one shared policy trained on both seats' moves.
+
+``--address``: none starts a local Ray in this process, on 127.0.0.1 only, and stops it at the
+end; ``auto`` joins the cluster started with ``ray start`` on this machine; ``HOST:PORT`` a head
+node. A wrong or closed address fails within ``--connect-timeout`` seconds with nothing left
+running. Each env runner is a Ray actor of one CPU stepping ``--num-envs-per-runner`` games;
+the learner runs in this process.
+
+The run folder (``--out``) receives ``checkpoint/`` (the final algorithm checkpoint: the trained
+module is ``checkpoint/learner_group/learner/rl_module/learner``), ``checkpoints/iter_NNNN/`` every
+``--checkpoint-every`` iterations, and ``metrics.json`` (the arguments, one record per iteration,
+the speed and the final evaluation), rewritten after every iteration. The trained policy plays
+anywhere a bot does: ``agents.make("rllib", path="<out>/checkpoint")``, or the folder's path in
+``python -m experiments.tournament --players <out>/checkpoint,greedy``. The final evaluation plays
+it against each ``--eval-opponents`` bot on ``--eval-games`` duplicate deals (the tournament's
+pairings, as Ray tasks), with 95% Wilson intervals.
+
+Needs the ``scale`` extra (``pip install -c constraints.txt -e ".[scale]"``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["Args", "main", "train", "build_config", "ArgumentError"]
+
+LEARNER = "learner"
+BOT = "bot"
+ENV_NAME = "spit_parallel_v0"
+
+
+@dataclass
+class Args:
+    """Train RLlib PPO on Spit (spit-env) on Ray and evaluate it against the bots."""
+
+    mode: Literal["bot", "self-play"] = "bot"
+    """Policy mapping: "bot" = the learner in one seat (drawn per game) against --opponent,
+    which RLlib runs but does not train; "self-play" = one shared policy in both seats."""
+    opponent: str = "greedy"
+    """The bot of --mode bot: a registered policy name (random, greedy, chain, racer)."""
+    iterations: int = 100
+    """Training iterations (each samples --train-batch-size env steps, then updates)."""
+    seed: int = 0
+    """Seed of RLlib (network initialisation, env runners' games and sampling)."""
+    out: Path | None = None
+    """Run folder; None means runs/rllib_<mode>_s<seed>."""
+    address: str | None = None
+    """Ray to run on: None = a local Ray started on 127.0.0.1 for this run; "auto" = the
+    cluster started with `ray start` on this machine; HOST:PORT = a head node's address."""
+    num_env_runners: int = 2
+    """Env runners (Ray actors of one CPU each) sampling in parallel; 0 = sample in this process."""
+    num_envs_per_runner: int = 8
+    """Games each env runner steps at once (one batched forward pass of the module for all)."""
+    num_cpus: int | None = None
+    """CPUs of the local Ray (without --address); None = max(this machine's, env runners + 1)."""
+    connect_timeout: float = 30.0
+    """Seconds allowed to reach and join --address before giving up with an error."""
+    latency: str = "club"
+    """Latency of both seats: a preset name (expert, club, novice) or whole ms."""
+    train_batch_size: int = 4000
+    """Env steps sampled per iteration (an env step is one decision epoch of both players)."""
+    minibatch_size: int = 500
+    """Minibatch size of the PPO update, in agent steps."""
+    num_epochs: int = 4
+    """Passes over each iteration's batch."""
+    lr: float = 3e-4
+    """Adam learning rate."""
+    gamma: float = 0.999
+    """Discount factor per decision epoch."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    entropy_coeff: float = 0.01
+    """Entropy bonus coefficient."""
+    hiddens: tuple[int, ...] = (256, 256)
+    """Hidden layer sizes of the policy and value MLPs (separate networks, tanh)."""
+    mask_wait: bool = True
+    """Take WAIT out of the learner's legal moves whenever it has another one (as train_ppo
+    does): the policy never idles when it can act. Kept in the checkpoint."""
+    obs_mask: bool = True
+    """Feed the legal mask (23 floats) to the network beside the observation."""
+    checkpoint_every: int = 10
+    """Iterations between checkpoints in <out>/checkpoints (0 = only the final one)."""
+    eval_games: int = 1000
+    """Duplicate deals of the final evaluation against each opponent (0 = no evaluation)."""
+    eval_opponents: tuple[str, ...] = ("random", "greedy")
+    """Bots the final evaluation plays (registered names or profiles)."""
+    eval_seed: int = 2024
+    """Seed of the evaluation deals (train_ppo's default, so the two scripts' figures compare)."""
+    eval_max_game_ms: int = 1_800_000
+    """Simulated time after which an evaluation game is truncated, a draw (D16); lower it only
+    for smoke tests."""
+    torch_threads: int = 1
+    """torch threads of the learner in this process (more contend with the env runners on a
+    small machine)."""
+    progress_bar: bool = True
+    """Show a progress bar over the iterations."""
+    json: Path | None = None
+    """Also write the metrics (as <out>/metrics.json) to this file at the end."""
+
+
+class ArgumentError(ValueError):
+    """A bad command-line value; the message starts with the argument's flag."""
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def validate(args: Args) -> None:
+    """Check every value.
+
+    Raises:
+        ArgumentError: naming the argument and what is allowed.
+    """
+    from experiments.ray_connect import parse_address
+    from spit_env.config import SpitConfig
+    from spit_env.latency import Latency
+    from spit_env.policy import parse_profile, registered_policies
+
+    for name in ("iterations", "num_envs_per_runner", "train_batch_size", "minibatch_size",
+                 "num_epochs", "torch_threads"):
+        if getattr(args, name) < 1:
+            raise ArgumentError(f"{_flag(name)} must be >= 1, got {getattr(args, name)}")
+    for name in ("num_env_runners", "checkpoint_every", "eval_games", "seed", "eval_seed"):
+        if getattr(args, name) < 0:
+            raise ArgumentError(f"{_flag(name)} must be >= 0, got {getattr(args, name)}")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        raise ArgumentError(f"--num-cpus must be >= 1, got {args.num_cpus}")
+    if not args.connect_timeout > 0:
+        raise ArgumentError(f"--connect-timeout must be > 0, got {args.connect_timeout}")
+    if args.minibatch_size > args.train_batch_size:
+        raise ArgumentError(f"--minibatch-size ({args.minibatch_size}) must be at most "
+                            f"--train-batch-size ({args.train_batch_size})")
+    for name, lo, hi in (("lr", 0, 1), ("gamma", 0, 1), ("gae_lambda", 0, 1)):
+        value = getattr(args, name)
+        if not lo < value <= hi:
+            raise ArgumentError(f"{_flag(name)} must be in ({lo}, {hi}], got {value}")
+    if args.entropy_coeff < 0:
+        raise ArgumentError(f"--entropy-coeff must be >= 0, got {args.entropy_coeff}")
+    if not args.hiddens or any(h < 1 for h in args.hiddens):
+        raise ArgumentError(f"--hiddens must be one or more positive layer sizes, got {args.hiddens}")
+    bots = [n for n in registered_policies() if n not in ("ppo", "rllib")]
+    if args.opponent not in bots:
+        raise ArgumentError(
+            f"--opponent must be a registered bot {bots} (both seats' latency is --latency), "
+            f"got {args.opponent!r}"
+        )
+    for spec in args.eval_opponents:
+        try:
+            name, _ = parse_profile(spec)
+        except ValueError as err:
+            raise ArgumentError(f"--eval-opponents: {err}") from None
+        if name not in bots:
+            raise ArgumentError(f"--eval-opponents: {spec!r} is not a registered bot {bots}")
+    try:
+        Latency.parse(args.latency)
+    except ValueError as err:
+        raise ArgumentError(f"--latency: {err}") from None
+    try:
+        SpitConfig(max_game_ms=args.eval_max_game_ms)
+    except ValueError as err:
+        raise ArgumentError(f"--eval-max-game-ms: {err}") from None
+    try:
+        parse_address(args.address)
+    except ValueError as err:
+        raise ArgumentError(f"--address: {err}") from None
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ArgumentError(f"--out: {str(args.out)!r} exists and is not a folder")
+    if args.json is not None and Path(args.json).is_dir():
+        raise ArgumentError(f"--json: {str(args.json)!r} is a folder, not a file")
+
+
+# --- RLlib pieces (module level, so that env runners on any node can unpickle them) -----------
+def make_env(env_config: dict):
+    """RLlib's env creator: the PettingZoo ParallelEnv of one game in RLlib's own adapter."""
+    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
+
+    import spit_env
+
+    return ParallelPettingZooEnv(spit_env.parallel_env(env_config.get("spit_config")))
+
+
+def learner_seat(episode) -> int:
+    """The learner's seat in an episode (bot mode): 0 or 1, drawn from the episode's id, so
+    both seats' mappings agree and the learner plays each seat about half the games."""
+    return zlib.crc32(str(episode.id_).encode()) & 1
+
+
+def map_learner_vs_bot(agent_id, episode, **kwargs) -> str:
+    """Policy mapping of --mode bot: "learner" in the episode's learner seat, "bot" in the other."""
+    return LEARNER if agent_id == f"player_{learner_seat(episode)}" else BOT
+
+
+def map_self_play(agent_id, episode, **kwargs) -> str:
+    """Policy mapping of --mode self-play: both seats play (and train) the one "learner"."""
+    return LEARNER
+
+
+def build_config(args: Args, spit_config):
+    """The PPOConfig of a run (new API stack, multi-agent, masked module).
+
+    Raises:
+        RayMissingError: Ray is not installed.
+    """
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.tune.registry import register_env
+
+    import spit_env
+    from agents.rllib_modules import BotModule, MaskedPPOModule
+
+    register_env(ENV_NAME, make_env)
+    probe = spit_env.parallel_env(spit_config)
+    obs_space, act_space = probe.observation_space("player_0"), probe.action_space("player_0")
+    model = {"fcnet_hiddens": list(args.hiddens), "fcnet_activation": "tanh",
+             "head_fcnet_hiddens": [], "vf_share_layers": False,
+             "mask_wait": args.mask_wait, "obs_mask": args.obs_mask}
+    specs = {LEARNER: RLModuleSpec(module_class=MaskedPPOModule, observation_space=obs_space,
+                                   action_space=act_space, model_config=model)}
+    if args.mode == "bot":
+        specs[BOT] = RLModuleSpec(
+            module_class=BotModule, observation_space=obs_space, action_space=act_space,
+            model_config={"bot": args.opponent, "latency": spit_config.latency[0],
+                          "seed": args.seed})
+        mapping = map_learner_vs_bot
+    else:
+        mapping = map_self_play
+    return (
+        PPOConfig()
+        .environment(ENV_NAME, env_config={"spit_config": spit_config})
+        .env_runners(num_env_runners=args.num_env_runners,
+                     num_envs_per_env_runner=args.num_envs_per_runner,
+                     rollout_fragment_length="auto", num_cpus_per_env_runner=1)
+        .multi_agent(policies=set(specs), policy_mapping_fn=mapping,
+                     policies_to_train=[LEARNER])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .training(train_batch_size_per_learner=args.train_batch_size,
+                  minibatch_size=args.minibatch_size, num_epochs=args.num_epochs, lr=args.lr,
+                  gamma=args.gamma, lambda_=args.gae_lambda, entropy_coeff=args.entropy_coeff)
+        .debugging(seed=args.seed)
+    )
+
+
+# --- metrics --------------------------------------------------------------------------------------
+def _number(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def iteration_record(result: dict, seconds: float) -> dict:
+    """The figures of one ``algo.train()`` result that metrics.json keeps."""
+    runners = result.get("env_runners", {})
+    timers = result.get("timers", {})
+    returns = runners.get("module_episode_returns_mean", {}) or {}
+    return {
+        "iteration": int(result.get("training_iteration", 0)),
+        "env_steps": int(_number(result.get("num_env_steps_sampled_lifetime")) or 0),
+        "agent_steps": int(sum(_number(v) or 0 for v in
+                               (runners.get("num_agent_steps_sampled_lifetime") or {}).values())),
+        "learner_steps": int(_number((runners.get("num_module_steps_sampled_lifetime") or {})
+                                     .get(LEARNER)) or 0),
+        "episodes": int(_number(runners.get("num_episodes_lifetime")) or 0),
+        "episode_len_mean": _number(runners.get("episode_len_mean")),
+        "learner_return_mean": _number(returns.get(LEARNER)),
+        "seconds": round(seconds, 3),
+        "iteration_seconds": round(float(result.get("time_this_iter_s", 0.0)), 3),
+        # RLlib's smoothed timers of the iteration's two phases
+        "sample_seconds": _number(timers.get("env_runner_sampling_timer")),
+        "learn_seconds": _number(timers.get("learner_update_timer")),
+    }
+
+
+def _write(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    tmp.replace(path)
+
+
+def evaluate(checkpoint: Path, opponents, deals: int, *, latency: str, seed: int,
+             max_game_ms: int, runner=None) -> dict[str, dict]:
+    """Win rate of the checkpoint's learner (deterministic) against each opponent, on ``deals``
+    duplicate deals of ``seed`` (the tournament's ``play_pairing``; ``runner`` as there)."""
+    from experiments.tournament import Player, play_pairing
+    from spit_env.config import SpitConfig
+    from spit_env.latency import Latency
+
+    config = SpitConfig(latency=Latency.parse(latency), max_game_ms=max_game_ms)
+    me = Player("rllib", "rllib", None, {"path": str(checkpoint)})
+    results = {}
+    for spec in opponents:
+        res = play_pairing(me, spec, deals, config=config, seed=seed,
+                           batch_size=min(1024, deals), runner=runner)
+        results[spec] = asdict(res)
+    return results
+
+
+def train(args: Args) -> dict:
+    """Train, checkpoint, evaluate; returns the metrics.json content.
+
+    Raises:
+        ArgumentError: a bad argument value (see :func:`validate`).
+        RayMissingError: Ray is not installed.
+        RayConnectError: --address cannot be reached or joined.
+    """
+    validate(args)
+    from agents.rllib import require_ray
+
+    require_ray()
+    import torch
+    from tqdm import tqdm
+
+    from experiments.ray_connect import ray_session
+    from experiments.ray_tournament import run_jobs_on_ray
+    from spit_env.config import SpitConfig
+    from spit_env.latency import Latency
+
+    torch.set_num_threads(args.torch_threads)
+    out = Path(args.out) if args.out is not None else Path("runs") / f"rllib_{args.mode}_s{args.seed}"
+    spit_config = SpitConfig(latency=Latency.parse(args.latency))
+    num_cpus = args.num_cpus or max(os.cpu_count() or 1, args.num_env_runners + 1)
+    metrics: dict = {"args": {k: (str(v) if isinstance(v, Path) else v)
+                              for k, v in asdict(args).items()},
+                     "iterations": [], "speed": None, "final": None}
+    with ray_session(args.address, num_cpus=num_cpus, timeout_s=args.connect_timeout) as ray:
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if args.num_env_runners > cpus:
+            raise ArgumentError(f"--num-env-runners ({args.num_env_runners}) needs that many "
+                                f"CPUs; the Ray cluster has {cpus}")
+        out.mkdir(parents=True, exist_ok=True)
+        metrics["ray"] = {"address": args.address or "local", "cpus": cpus,
+                          "version": ray.__version__}
+        algo = build_config(args, spit_config).build_algo()
+        try:
+            t0 = time.perf_counter()
+            bar = tqdm(range(args.iterations), desc="rllib ppo", unit="iter",
+                       disable=not args.progress_bar)
+            for i in bar:
+                result = algo.train()
+                rec = iteration_record(result, time.perf_counter() - t0)
+                metrics["iterations"].append(rec)
+                ret = rec["learner_return_mean"]
+                bar.set_postfix(env_steps=rec["env_steps"], learner_return=(
+                    "n/a" if ret is None else f"{ret:+.2f}"))
+                if args.checkpoint_every and (i + 1) % args.checkpoint_every == 0 \
+                        and i + 1 < args.iterations:
+                    algo.save_to_path(str((out / "checkpoints" / f"iter_{i + 1:04d}").resolve()))
+                _write(out / "metrics.json", metrics)
+            train_seconds = time.perf_counter() - t0
+            bar.close()
+            checkpoint = out / "checkpoint"
+            algo.save_to_path(str(checkpoint.resolve()))
+        finally:
+            algo.stop()  # frees the env runners' CPUs for the evaluation tasks
+        last = metrics["iterations"][-1]
+        metrics["speed"] = {
+            "train_seconds": round(train_seconds, 2),
+            "env_steps": last["env_steps"],
+            "agent_steps": last["agent_steps"],
+            "learner_steps": last["learner_steps"],
+            "env_steps_per_second": round(last["env_steps"] / train_seconds, 1),
+            "learner_steps_per_second": round(last["learner_steps"] / train_seconds, 1),
+            "note": "env step = one decision epoch of both players; learner steps = the "
+                    "learner's own decisions (forced WAITs included); wall time of sampling and "
+                    "learning together, on a shared machine",
+        }
+        _write(out / "metrics.json", metrics)
+        if args.eval_games:
+            t1 = time.perf_counter()
+            results = evaluate(checkpoint, args.eval_opponents, args.eval_games,
+                               latency=args.latency, seed=args.eval_seed,
+                               max_game_ms=args.eval_max_game_ms, runner=run_jobs_on_ray)
+            metrics["final"] = {"deals": args.eval_games, "games_per_opponent": 2 * args.eval_games,
+                                "seed": args.eval_seed, "latency": args.latency,
+                                "seconds": round(time.perf_counter() - t1, 2), "results": results}
+            _write(out / "metrics.json", metrics)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        _write(args.json, metrics)
+    _print_summary(metrics, out)
+    return metrics
+
+
+def _print_summary(metrics: dict, out: Path) -> None:
+    s = metrics["speed"]
+    print(f"{s['env_steps']:,} env steps ({s['learner_steps']:,} learner decisions) in "
+          f"{s['train_seconds']:.0f} s: {s['env_steps_per_second']:,.0f} env steps/s")
+    final = metrics.get("final")
+    if final:
+        print(f"evaluation, {final['deals']} duplicate deals per opponent (95% Wilson interval):")
+        for name, r in final["results"].items():
+            print(f"  vs {name:>8}: {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]  "
+                  f"wins {r['wins_a']}, losses {r['wins_b']}, draws {r['draws']}")
+    print(f"run folder {out} (checkpoint: {out / 'checkpoint'})")
+
+
+def main(argv=None) -> int:
+    """Command-line entry point: parse with tyro, train, print the evaluation."""
+    import tyro
+
+    from agents.rllib import RayMissingError
+    from experiments.ray_connect import RayConnectError
+
+    args = tyro.cli(Args, args=argv, prog="python -m experiments.train_rllib",
+                    description=__doc__.split("\n\n")[0])
+    try:
+        train(args)
+    except (ArgumentError, RayMissingError) as err:
+        print(f"python -m experiments.train_rllib: error: {err}", file=sys.stderr)
+        return 2
+    except RayConnectError as err:
+        print(f"python -m experiments.train_rllib: error: --address: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,370 @@
+"""The learner-versus-opponent engine shared by the single-agent views of the core.
+
+:class:`Duel` holds B games of the batched core (``core.py``), each with a learner seat and an
+opponent policy, and plays one learner decision at a time: the learner's action goes into the
+next decision epoch with the opponent's (chosen by the opponent policy in one batched call); then,
+while the learner's move is in flight (it is busy, D7), the core runs on with only the opponent
+deciding, until the learner is free again or the episode ends. So every observation the learner
+gets is one where it may act. ``SpitGymEnv`` is a Duel of one game, ``SpitVecEnv`` one of
+``num_envs`` games; both add only their API's conventions (seeding, auto-reset, spaces).
+
+Rewards (``reward=``): "game": +1 / -1 on the step the learner wins / loses the game, 0 for a
+draw or a truncation. "round": additionally +1 / -1 at every round end the learner / the
+opponent wins: the player of the ``round_end`` event (emptied its stocks or counts first, D10 /
+D12); for a two-pile stall-out, the one holding fewer cards (equal: 0). ``shaping`` adds
+``shaping x (cards the learner played - cards the opponent played)`` at every step.
+
+Episodes (``episode=``): "game": the episode is the game, terminated when it is won or drawn
+(D14 / D15), truncated at a limit (D16), never both. "round": the episode also ends, terminated,
+at the first round end.
+
+Opponents: a registered policy name ("greedy"), a profile "name@latency" ("greedy@expert": the
+profile's latency replaces the opponent seat's ``config.latency``), or a Policy callable
+(``spit_env.policy``). ``learner_seat``: 0, 1 or "random" (drawn per row at every start).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import core
+from .checks import check_choice, check_int, check_number
+from .config import SpitConfig, check_config
+from .policy import apply_profile, call_policy
+from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS, OBS_DIM, WAIT
+
+__all__ = ["Duel", "REWARDS", "EPISODES", "LEARNER_SEATS", "check_options"]
+
+REWARDS = ("game", "round")
+EPISODES = ("game", "round")
+LEARNER_SEATS = (0, 1, "random")
+_MAX_INNER_STEPS = 1_000_000  # a busy learner must become free; more epochs than this is a core bug
+
+
+def check_options(learner_seat, reward, shaping, episode) -> float:
+    """Validate the learner options of a Duel (module docstring); return ``shaping`` as a float.
+
+    Raises:
+        ValueError: naming the first bad option and its allowed values.
+    """
+    check_choice("learner_seat", learner_seat, LEARNER_SEATS)
+    check_choice("reward", reward, REWARDS)
+    check_choice("episode", episode, EPISODES)
+    return check_number("shaping", shaping)
+
+
+class Duel:
+    """B games of the core, each with a learner seat and an opponent policy (module docstring).
+
+    A profile opponent may give the two seats different latencies depending on where the learner
+    sits; the core takes one config per batch, so with ``learner_seat="random"`` and such an
+    asymmetric pair the rows live in two core states (one per learner seat, each row playing in
+    the one of its current seat). Otherwise there is one state.
+
+    Args:
+        config: the base rules (a profile's latency replaces the opponent seat's latency).
+        batch_size: B >= 1.
+        opponent: a Policy callable, a registered name or a profile.
+        learner_seat: 0, 1 or "random".
+        reward, shaping, episode: see the module docstring.
+        events: always collect the core's events (the Gymnasium env reports them in ``info``).
+
+    Attributes:
+        states: the core states (one, or two with an asymmetric profile and random seats).
+        seat: (B,) int64 the learner's seat in each row's current game.
+        owner: (B,) int64 the index in ``states`` of the state each row lives in.
+        policy, opponent: the opponent's Policy, and the spec it was made from.
+
+    Raises:
+        ValueError: any bad argument.
+    """
+
+    def __init__(self, config, batch_size, opponent, learner_seat, reward, shaping, episode,
+                 events=False):
+        self.shaping = check_options(learner_seat, reward, shaping, episode)
+        self.batch_size = check_int("num_envs", batch_size, 1)
+        self.base_config = check_config(config)
+        self.learner_seat, self.reward, self.episode = learner_seat, reward, episode
+        self.states: list = []
+        self.set_opponent(opponent)
+        # Events cost time in the core: ask for them only when a reward or the episode end needs
+        # them.
+        self.need_events = (
+            bool(events) or reward == "round" or episode == "round" or self.shaping != 0.0
+        )
+        self.seat = np.zeros(self.batch_size, np.int64)
+        self.owner = np.zeros(self.batch_size, np.int64)
+        self._idx = np.arange(self.batch_size)
+
+    def set_opponent(self, opponent) -> None:
+        """Replace the opponent (a Policy, name or profile).
+
+        The policy decides from the next epoch on; a profile's latency is part of the games' config,
+        so it applies from the next :meth:`start` (running games keep the config they were dealt
+        with).
+
+        Raises:
+            ValueError: an unknown name or bad profile.
+        """
+        seats = (0, 1) if self.learner_seat == "random" else (self.learner_seat,)
+        configs = {}
+        for s in seats:
+            policy, configs[s] = apply_profile(opponent, self.base_config, 1 - s)
+        distinct = []
+        for s in seats:
+            if configs[s] not in distinct:
+                distinct.append(configs[s])
+        self.policy = policy
+        self.opponent = opponent
+        # One core state per distinct config; seat -> index of its state.
+        self._next_layout = (distinct, {s: distinct.index(configs[s]) for s in seats})
+        if not getattr(self, "states", None):
+            self.configs, self.state_of_seat = self._next_layout
+
+    @property
+    def config(self) -> SpitConfig:
+        """The config of the first core state (the only one unless seats need different ones)."""
+        return self.configs[0]
+
+    def row_config(self, row: int) -> SpitConfig:
+        """The config of row ``row``'s current game (its learner seat's, before any start)."""
+        if not self.states:
+            return self.config
+        return self.states[self.owner[row]].config
+
+    def draw_seats(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The learner seats of games started in ``rows``.
+
+        (B,) int64: the learner seats for games started in ``rows`` ((B,) bool), the current seats
+        elsewhere: ``learner_seat``, or with "random" one ``rng.integers(0, 2)`` per row in row
+        order.
+        """
+        seats = self.seat.copy()
+        if self.learner_seat == "random":
+            seats[rows] = rng.integers(0, 2, size=int(np.count_nonzero(rows)))
+        else:
+            seats[rows] = self.learner_seat
+        return seats
+
+    def render_names(self, row: int) -> tuple[str, str]:
+        """The two seats' display names in row ``row``: ("player_0 (learner)", ...)."""
+        learner = int(self.seat[row])
+        return tuple(f"player_{p} ({'learner' if p == learner else 'opponent'})" for p in (0, 1))
+
+    # --- the core, seen through the row -> state map ------------------------------------------
+    def start(self, seed: int, first_game: int, seats: np.ndarray, deals=None) -> None:
+        """Start every row as a fresh game.
+
+        Row i plays game ``first_game + i`` of ``seed`` with the learner in ``seats[i]``.
+        """
+        self.configs, self.state_of_seat = self._next_layout
+        self.states = [
+            core.init(cfg, self.batch_size, seed, first_game=first_game, deals=deals)
+            for cfg in self.configs
+        ]
+        self.seat = np.asarray(seats, np.int64).copy()
+        self.owner = np.array([self.state_of_seat[int(s)] for s in self.seat], np.int64)
+
+    def restart(self, rows: np.ndarray, game_ids: np.ndarray, seats: np.ndarray) -> None:
+        """Re-start some rows as fresh games.
+
+        Re-start the ``rows`` ((B,) bool) as fresh games ``game_ids`` ((B,) int64) with the learner
+        in ``seats`` ((B,) int).
+        """
+        self.seat[rows] = seats[rows]
+        self.owner[rows] = [self.state_of_seat[int(s)] for s in self.seat[rows]]
+        for k, state in enumerate(self.states):
+            rk = rows & (self.owner == k)
+            if rk.any():
+                core.reset(state, rk, game_ids)
+
+    def _merge(self, per_state):
+        if len(per_state) == 1:
+            return per_state[0]
+        sel = self.owner.reshape((-1,) + (1,) * (per_state[0].ndim - 1))
+        return np.where(sel == 0, per_state[0], per_state[1])
+
+    def _at(self, fn, idx: np.ndarray, seats: np.ndarray, width: int, dtype) -> np.ndarray:
+        """A partial view of the core, asked of the state each row lives in.
+
+        (n, width): ``fn(state, rows, seats)`` of seat ``seats[j]`` in row ``idx[j]``, each row
+        asked of the core state it lives in.
+        """
+        if len(self.states) == 1:
+            return fn(self.states[0], idx, seats)
+        out = np.empty((idx.size, width), dtype)
+        own = self.owner[idx]
+        for k, state in enumerate(self.states):
+            j = np.flatnonzero(own == k)
+            if j.size:
+                out[j] = fn(state, idx[j], seats[j])
+        return out
+
+    def observe(self) -> np.ndarray:
+        """(B, 2, D) float32 observations of both seats."""
+        return self._merge([core.observe(s) for s in self.states])
+
+    def observe_at(self, idx: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """(n, D) float32: the observation of seat ``seats[j]`` in row ``idx[j]`` ((n,) ints)."""
+        return self._at(core.observe, idx, seats, OBS_DIM, np.float32)
+
+    def learner_observe(self, rows=None) -> np.ndarray:
+        """(R, D) float32: the learners' observations in ``rows`` (None: all; bool or indices)."""
+        idx = self._idx if rows is None else _indices(rows)
+        return self.observe_at(idx, self.seat[idx])
+
+    def masks(self) -> np.ndarray:
+        """(B, 2, 23) bool legal masks of both seats."""
+        return self._merge([core.legal_action_mask(s) for s in self.states])
+
+    def masks_at(self, idx: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """(n, 23) bool: the legal moves of seat ``seats[j]`` in row ``idx[j]``."""
+        return self._at(core.legal_action_mask, idx, seats, N_ACTIONS, bool)
+
+    def public_tables(self, idx: np.ndarray, seats: np.ndarray) -> list:
+        """The public tables (``core.public_table``) of seat ``seats[j]`` in row ``idx[j]``.
+
+        As ``spit_env.policy.call_policy`` takes them: a list of (positions j, PublicTable), one
+        per core state the rows live in (usually one).
+        """
+        if len(self.states) == 1:
+            return [(np.arange(idx.size), core.public_table(self.states[0], idx, seats))]
+        own = self.owner[idx]
+        parts = []
+        for k, state in enumerate(self.states):
+            j = np.flatnonzero(own == k)
+            if j.size:
+                parts.append((j, core.public_table(state, idx[j], seats[j])))
+        return parts
+
+    def learner_masks(self) -> np.ndarray:
+        """(B, 23) bool: the learners' legal moves."""
+        return self.masks_at(self._idx, self.seat)
+
+    def _fl_action(self) -> np.ndarray:
+        if len(self.states) == 1:
+            return self.states[0].fl_action
+        return self._merge([s.fl_action for s in self.states])
+
+    def snapshot(self, row: int) -> dict:
+        """The public table of row ``row``'s game (``core.snapshot``)."""
+        return core.snapshot(self.states[self.owner[row]], row)
+
+    # --- one learner decision -------------------------------------------------------------------
+    def play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator):
+        """One learner decision in ``rows``.
+
+        Apply the learner's ``actions`` ((B,) int) in ``rows`` ((B,) bool) and run each row on while
+        its learner is busy and its episode goes on (the opponent policy draws from ``rng``).
+
+        Returns:
+            (learner observations after: (B, D) float32, rewards (B,) float32, terminated (B,)
+            bool, truncated (B,) bool, events: one list of EventLogs per core step, or None
+            when no events were collected).
+        """
+        b = self.batch_size
+        idx = self._idx
+        seat = self.seat
+        opp = 1 - seat
+        rewards = np.zeros(b, np.float64)
+        terminated = np.zeros(b, bool)
+        truncated = np.zeros(b, bool)
+        logs = [] if self.need_events else None
+        pending = np.array(rows, bool)
+        first = True
+        for _ in range(_MAX_INNER_STEPS):
+            if not pending.any():
+                break
+            joint = np.full((b, 2), WAIT, np.int64)
+            if first:
+                joint[pending, seat[pending]] = actions[pending]
+            # Only the opponent seats that decide now are observed (the policy's rows and order,
+            # hence its random draws, are those of a full observe-then-select).
+            deciding = np.flatnonzero(pending & (self._fl_action()[idx, opp] < 0))
+            if deciding.size:
+                od = opp[deciding]
+                joint[deciding, od] = call_policy(
+                    self.policy, self.observe_at(deciding, od), self.masks_at(deciding, od), rng,
+                    table=lambda idx=deciding, seats=od: self.public_tables(idx, seats),
+                )
+            term, trunc, game_rew, step_logs = self._step(joint, pending)
+            rewards += game_rew
+            if logs is not None:
+                logs.append(step_logs)
+                ended_round = self._event_rewards(step_logs, rewards)
+                if self.episode == "round":
+                    term = term | (ended_round & pending)
+                    trunc = trunc & ~term
+            terminated |= term
+            truncated |= trunc
+            pending &= ~(term | trunc)
+            pending &= self._fl_action()[idx, seat] >= 0
+            first = False
+        else:  # pragma: no cover - only a core that never frees a busy learner gets here
+            raise RuntimeError("the learner stayed busy for too many decision epochs (core bug)")
+        return self.learner_observe(), rewards.astype(np.float32), terminated, truncated, logs
+
+    def _step(self, joint, rows):
+        """One core step of ``rows`` in the state each row lives in.
+
+        One core step of ``rows``: (terminated (B,), truncated (B,), the learners' game rewards (B,)
+        float64, EventLogs).
+        """
+        if len(self.states) == 1:
+            # rows outside ``rows`` are untouched by the core: no flags, zero rewards
+            _, out = core.step(self.states[0], joint, rows=rows, events=self.need_events)
+            logs = [] if out.events is None else [out.events]
+            return out.terminated, out.truncated, out.rewards[self._idx, self.seat], logs
+        b = self.batch_size
+        term = np.zeros(b, bool)
+        trunc = np.zeros(b, bool)
+        rew = np.zeros((b, 2), np.float64)
+        logs = []
+        for k, state in enumerate(self.states):
+            rk = rows & (self.owner == k)
+            if not rk.any():
+                continue
+            _, out = core.step(state, joint, rows=rk, events=self.need_events)
+            term |= np.asarray(out.terminated) & rk
+            trunc |= np.asarray(out.truncated) & rk
+            rew += np.where(rk[:, None], out.rewards, 0.0)
+            if out.events is not None:
+                logs.append(out.events)
+        return term, trunc, rew[self._idx, self.seat], logs
+
+    def _event_rewards(self, logs, rewards) -> np.ndarray:
+        """Add the round and shaping rewards of one core step's events.
+
+        Add the round and shaping rewards of one core step's events to ``rewards``; return (B,)
+        bool, rows where a round ended.
+        """
+        b = self.batch_size
+        ended = np.zeros(b, bool)
+        for log in logs:
+            row = np.asarray(log.row, np.int64)
+            typ = np.asarray(log.type)
+            player = np.asarray(log.player, np.int64)
+            re = typ == EV_ROUND_END
+            ended[row[re]] = True
+            if self.reward == "round" and re.any():
+                r, p = row[re], player[re]
+                learner = self.seat[r]
+                win = np.where(p == learner, 1.0, np.where(p == 1 - learner, -1.0, 0.0))
+                # Two-pile stall-out (player -1): the one holding fewer cards wins the round.
+                # Stocks and spit stay as they were until the slap, so the observation after the
+                # step still shows the cards held at the round end.
+                view = self.observe_at(r, learner)
+                mine = view[:, OBS["self_cards_held"].start]
+                theirs = view[:, OBS["opp_cards_held"].start]
+                win = np.where(p < 0, np.sign(theirs - mine), win)
+                np.add.at(rewards, r, win)
+            if self.shaping != 0.0:
+                pl = typ == EV_PLAY
+                r, p = row[pl], player[pl]
+                np.add.at(rewards, r, self.shaping * np.where(p == self.seat[r], 1.0, -1.0))
+        return ended
+
+
+def _indices(rows) -> np.ndarray:
+    arr = np.asarray(rows)
+    return arr.nonzero()[0] if arr.dtype == np.bool_ else arr.astype(np.intp, copy=False)

@@ -1,0 +1,368 @@
+"""The terminal game: the real-time engine (experiments/realtime.py) driven by a fake clock, and the
+Textual app (experiments/play_tui.py) driven headless by Textual's own test pilot with scripted
+key presses. Time is the fake clock's: nothing here sleeps or reads the wall clock."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from browser_helpers import chromium, screenshot_folder, svg_to_png
+from helpers import build_deal
+
+import agents
+from experiments.realtime import RealtimeGame, reaction_summary
+from spit_env import core, replay, rules
+from spit_env.reference import RandomSource
+
+textual = pytest.importorskip("textual", reason="the terminal game needs Textual: pip install -e '.[play]'")
+from experiments.play_tui import KEYMAP, PlayApp, key_action, summary_lines  # noqa: E402
+
+
+def _human_moves(record, seat=0):
+    return [s["actions"][seat] for s in record["steps"] if s["actions"][seat] != rules.WAIT]
+
+
+def _until(game, wall, predicate, step=5.0, within=120_000.0):
+    """Advance the game in small steps of wall time until predicate(game); returns the wall time."""
+    limit = wall + within
+    while not predicate(game):
+        wall += step
+        game.advance(wall)
+        assert wall < limit and not game.over, "the condition never came"
+    return wall
+
+
+# --- the engine ----------------------------------------------------------------------------------
+def test_the_bot_moves_while_the_human_waits():
+    game = RealtimeGame("greedy@club", seed=1, tick_ms=25)
+    events = game.advance(8000.0)
+    assert game.snapshot["clock_ms"] <= 8000
+    record = game.record()
+    bot_plays = [e for e in events if e["type"] == "play" and e["player"] == 1]
+    assert len(bot_plays) >= 3, "the bot plays on its own latency"
+    assert _human_moves(record) == [], "a human who presses nothing only waits"
+    # the idle human got a decision every tick: consecutive human decisions are tick_ms apart
+    # (unless something else happened at that time: a spit or a round end cancels the WAIT)
+    frames = [record["initial"]] + [s["snapshot"] for s in record["steps"]]
+    decided = [frames[k]["clock_ms"] for k in range(len(record["steps"])) if frames[k]["in_flight"][0] is None]
+    gaps = np.diff(decided)
+    assert (gaps <= 25).mean() > 0.9 and gaps.min() >= 1
+    assert replay.check(record) == len(record["steps"]) + 1
+
+
+def test_states_are_shown_only_when_their_time_has_come():
+    game = RealtimeGame("racer@expert", seed=2)
+    wall = 0.0
+    for _ in range(400):
+        wall += 7.0
+        game.advance(wall)
+        assert game.snapshot["clock_ms"] <= wall
+    assert game.snapshot["clock_ms"] > wall - 600, "and the game keeps up with the clock"
+
+
+def test_a_key_is_played_at_the_next_decision_and_lands_after_the_motor_time():
+    game = RealtimeGame("random@novice", seed=4, motor_ms=60, tick_ms=20)
+    wall = _until(game, 0.0, lambda g: g.human_mask()[1:11].any() and not g.busy())
+    action = int(np.flatnonzero(game.human_mask()[1:11])[0]) + 1
+    wall += 3.0  # the key comes between two ticks
+    stimulus = game.last_event_ms
+    assert game.press(action, wall) is None
+    game.advance(wall + 500)
+    record = game.record()
+    k = next(k for k, s in enumerate(record["steps"]) if s["actions"][0] == action)
+    decided = ([record["initial"]] + [s["snapshot"] for s in record["steps"]])[k]["clock_ms"]
+    assert wall <= decided < wall + 20, "played at the first decision after the key"
+    landing = next(e for s in record["steps"] for e in s["events"]
+                   if e["player"] == 0 and e["type"] in ("play", "bounce"))
+    assert landing["clock_ms"] == decided + 60
+    assert game.reactions[-1].action == action
+    assert game.reactions[-1].reaction_ms == round(wall - stimulus) and not game.reactions[-1].held
+
+
+def test_keys_that_cannot_be_played_are_refused_with_a_reason():
+    game = RealtimeGame("greedy", seed=5, start_ms=1000.0)
+    assert game.press(rules.WAIT, 500.0) == "wait for the start"
+    game.advance(1000.0)
+    mask = game.human_mask()
+    illegal = next(a for a in range(1, 11) if not mask[a])
+    assert game.press(illegal, 1000.0).startswith("not possible now: ")
+    assert "onto" in game.press(illegal, 1000.0)
+    wall = _until(game, 1000.0, lambda g: g.human_mask()[1:11].any() and not g.busy())
+    action = int(np.flatnonzero(game.human_mask()[1:11])[0]) + 1
+    assert game.press(action, wall) is None
+    wall = _until(game, wall, lambda g: g.busy(), step=1.0)
+    assert game.press(action, wall) == "your hand is busy: one card at a time"
+    game.stop()
+    assert game.over and game.press(action, wall) == "the game is over"
+    assert game.record()["outcome"]["finished"] is False
+    with pytest.raises(ValueError, match="motor_ms"):
+        RealtimeGame("greedy", motor_ms=0)
+    with pytest.raises(ValueError, match="unknown policy 'nobody'"):
+        RealtimeGame("nobody")
+
+
+def _greedy_human_until(game, wall, predicate, within=300_000.0):
+    """Play the human's seat with the greedy bot's choices, pressed 120 ms after each chance,
+    until predicate(game); returns the wall time."""
+    greedy, rng = agents.make("greedy"), np.random.default_rng(0)
+    limit = wall + within
+    while not predicate(game):
+        wall += 40.0
+        game.advance(wall)
+        assert wall < limit and not game.over, "the condition never came"
+        mask = game.human_mask()
+        if not game.busy() and mask[rules.WAIT] and mask[1:].any() and not game.keys:
+            action = int(greedy(core.observe(game.state)[:, game.human], mask[None], rng)[0])
+            if action != rules.WAIT:
+                game.press(action, wall + 120.0)
+    return wall
+
+
+def _slap_phase(game):
+    return game.snapshot["phase"] == "slap" and game.holding
+
+
+def _bot_latency_now(game) -> int:
+    """The latency the core draws for the bot's next decision (D7), from the game's own stream."""
+    snap = game.snapshot
+    source = RandomSource(game.state.seed, int(game.state.game_id[0]))
+    return source.latency(game.bot, snap["decisions"][game.bot], game.config.latency[game.bot])
+
+
+@pytest.mark.parametrize("think_ms", [60.0, 2600.0])
+def test_a_compulsory_slap_lands_after_the_humans_real_time_to_decide(think_ms):
+    game = RealtimeGame("greedy@club", seed=11, motor_ms=50)
+    wall = _greedy_human_until(game, 0.0, _slap_phase)
+    mask = game.human_mask()
+    assert not mask[rules.WAIT] and mask[rules.slap_action(0)] and mask[rules.slap_action(1)], \
+        "the core offers a free player only the two slaps (D11)"
+    clock = game.snapshot["clock_ms"]
+    bot_lands = clock + _bot_latency_now(game)
+    game.advance(wall + think_ms / 2)  # the human thinks; the game runs on, the table waits
+    assert game.snapshot["clock_ms"] == clock and game.holding
+    mine, theirs = (len(game.snapshot["centre"][s]) for s in (game.human, game.bot))
+    pile = 0 if mine <= theirs else 1
+    assert game.press(rules.slap_action(pile), wall + think_ms) is None
+    given = int(round(game.game_ms(wall + think_ms) - clock)) + 50  # real time to the key + motor
+    events = game.advance(wall + think_ms + 2000.0)
+    record = game.record()
+    k = next(k for k, s in enumerate(record["steps"]) if s["actions"][0] == rules.slap_action(pile))
+    frames = [record["initial"]] + [s["snapshot"] for s in record["steps"]]
+    assert frames[k]["clock_ms"] == clock, "both slaps are decided when the round ended"
+    assert record["steps"][k]["latency_ms"] == [given, -1]
+    slaps = [e for e in events if e["type"] == "slap"]
+    assert len(slaps) == 1
+    # the first slap to land wins the race (D11): the bot's drawn latency against the human's time
+    if clock + given < bot_lands:
+        assert slaps[0]["player"] == game.human and slaps[0]["clock_ms"] == clock + given
+    else:
+        assert slaps[0]["player"] == game.bot and slaps[0]["clock_ms"] == bot_lands
+    if think_ms > 2000:
+        assert slaps[0]["player"] == game.bot, "a slow human loses the slap race"
+    assert game.reactions[-1].held and game.reactions[-1].reaction_ms == int(think_ms)
+    assert not game.holding and game.snapshot["phase"] == "play"
+    assert replay.check(record) == len(record["steps"]) + 1  # rebuilt with the given latency
+
+
+def test_a_human_that_does_not_slap_gets_the_cores_slap_after_the_timeout():
+    game = RealtimeGame("greedy@club", seed=11, motor_ms=50, slap_timeout_ms=1500)
+    wall = _greedy_human_until(game, 0.0, _slap_phase)
+    clock = game.snapshot["clock_ms"]
+    game.advance(wall + 1000.0)
+    assert game.holding and game.snapshot["clock_ms"] == clock
+    game.advance(wall + 1600.0)
+    assert not game.holding
+    assert "time is up: the rules slap for you" in game.messages
+    step = next(s for s in game.record()["steps"] if any(e["type"] == "illegal" for e in s["events"]))
+    assert step["actions"][0] == rules.WAIT, "the human's move went to the core as WAIT"
+    assert step["latency_ms"][0] == int(round(game.game_ms(wall + 1600.0) - clock)) + 50
+    illegal = next(e for e in step["events"] if e["type"] == "illegal")
+    assert illegal["player"] == 0 and illegal["clock_ms"] == clock
+
+
+def test_reaction_summary_sets_the_human_beside_the_presets():
+    from experiments.realtime import Reaction
+
+    fast = [Reaction(1, 0, 0, r) for r in (250, 280, 300, 320, 350)]
+    summary = reaction_summary(fast, motor_ms=50)
+    assert summary["moves"] == 5 and summary["median_ms"] == 350
+    assert summary["closest"] == "expert"
+    assert set(summary["presets"]) == {"expert", "club", "novice"}
+    assert summary["presets"]["expert"]["median_ms"] < summary["presets"]["club"]["median_ms"]
+    assert reaction_summary([], 50)["closest"] is None
+
+
+# --- the app -------------------------------------------------------------------------------------
+def _key_of(action: int) -> str:
+    kind, s, c = int(rules.ACTION_KIND[action]), int(rules.ACTION_STOCK[action]), int(rules.ACTION_PILE[action])
+    if kind == rules.KIND_PLAY:
+        return KEYMAP["own" if c == 0 else "opp"][s]
+    if kind in (rules.KIND_FILL, rules.KIND_FLIP):
+        return KEYMAP["fill"][s]
+    return "left" if c == 0 else "right"
+
+
+def test_keys_map_to_the_right_actions():
+    mask = np.zeros(rules.N_ACTIONS, bool)
+    mask[[0, rules.play_action(2, 1), rules.fill_action(4), rules.flip_action(1)]] = True
+    assert key_action("3", mask) == rules.play_action(2, 1), "where it fits"
+    mask[rules.play_action(2, 0)] = True
+    assert key_action("3", mask) == rules.play_action(2, 0), "your own pile first"
+    assert key_action("e", mask) == rules.play_action(2, 0)
+    assert key_action("d", mask) == rules.play_action(2, 1)
+    assert key_action("b", mask) == rules.fill_action(4)
+    assert key_action("x", mask) == rules.flip_action(1)
+    assert key_action("1", mask) == rules.play_action(0, 0), "nothing fits: refused later, by the game"
+    assert key_action("left", mask) == rules.slap_action(0)
+    assert key_action("right", mask) == rules.slap_action(1)
+    assert key_action("p", mask) is None
+    for kind, keys in KEYMAP.items():
+        assert len(keys) == rules.N_STOCKS, kind
+        if kind in ("own", "opp"):
+            for key in keys:
+                assert _key_of(key_action(key, mask)) == key, "each play key stands for its own move"
+
+
+class Clock:
+    """A fake wall clock in ms."""
+
+    def __init__(self):
+        self.ms = 0.0
+
+    def __call__(self):
+        return self.ms
+
+
+async def _play_to_the_end(app: PlayApp, clock: Clock, pilot, greedy, max_iter=5000):
+    rng = np.random.default_rng(0)
+    pressed = []
+    for _ in range(max_iter):
+        if app.finished:
+            break
+        game = app.game
+        mask = game.human_mask()
+        if not game.busy() and not mask[rules.WAIT] or (not game.busy() and mask[1:].any()):
+            obs = core.observe(game.state)[:, game.human]
+            action = int(greedy(obs, mask[None], rng)[0])
+            if action != rules.WAIT:
+                before = len(game.keys)
+                await pilot.press(_key_of(action))
+                if len(game.keys) > before:
+                    assert game.keys[-1].action == action, "the key queued the move it stands for"
+                    pressed.append(action)
+        clock.ms += 90.0
+        app.tick()
+    return pressed
+
+
+def test_a_game_is_played_to_its_end_with_key_presses(tmp_path):
+    # a short game: you hold five cards that chain up from the bot's first spit card (a 7)
+    deal = build_deal({0: 8, 1: 9, 2: 10, 3: 11, 4: 12}, {15: 7}, size0=5)
+    clock = Clock()
+    game = RealtimeGame("random@novice", seed=0, deal=deal)
+    app = PlayApp(game, clock=clock, countdown_ms=1000, save_to=tmp_path / "mygame")
+
+    async def run():
+        async with app.run_test(size=(90, 46)) as pilot:
+            await pilot.pause()
+            status = str(app.query_one("#status").render())
+            assert "Get ready" in status
+            clock.ms = 1000.0
+            app.tick()
+            pressed = await _play_to_the_end(app, clock, pilot, agents.make("greedy"))
+            await pilot.pause()
+            assert app.finished and game.over
+            text = str(app.query_one("#status").render())
+            assert "Result: you win" in text and "closest to you" in text and "[S] save" in text
+            app.save_screenshot("terminal_end.svg", str(tmp_path))
+            await pilot.press("s")
+            await pilot.pause()
+            assert "saved" in str(app.query_one("#status").render())
+            await pilot.press("q")
+            return pressed
+
+    pressed = asyncio.run(run())
+    record = game.record()
+    assert record["outcome"]["winner"] == 0 and record["outcome"]["terminated"]
+    assert _human_moves(record) == pressed, "every accepted key became that move, in order"
+    assert len(game.reactions) == len(pressed)
+    saved = replay.load(tmp_path / "mygame.json")
+    assert replay.check(saved) == len(saved["steps"]) + 1
+    assert (tmp_path / "mygame.html").read_text().count('id="spit-replay-data"') == 1
+    assert saved["players"][0]["name"] == "human" and saved["players"][1]["name"] == "random@novice"
+    assert any(line.startswith("Result: you win") for line in summary_lines(game))
+
+
+def test_the_table_on_screen_and_a_screenshot(tmp_path, tmp_path_factory):
+    clock = Clock()
+    game = RealtimeGame("racer@club", seed=3)
+    app = PlayApp(game, clock=clock, countdown_ms=0, hints=True)
+    shots = screenshot_folder(tmp_path_factory)
+
+    async def run():
+        async with app.run_test(size=(90, 46)) as pilot:
+            greedy, rng = agents.make("greedy"), np.random.default_rng(1)
+            for _ in range(60):
+                clock.ms += 60.0
+                app.tick()
+                mask = game.human_mask()
+                if mask[1:11].any() and not game.busy():
+                    action = int(greedy(core.observe(game.state)[:, 0], mask[None], rng)[0])
+                    await pilot.press(_key_of(action))
+            for _ in range(200):  # the screenshot catches a card of yours in flight
+                clock.ms += 20.0
+                app.tick()
+                mask = game.human_mask()
+                if mask[1:11].any() and not game.busy():
+                    action = int(greedy(core.observe(game.state)[:, 0], mask[None], rng)[0])
+                    await pilot.press(_key_of(action))
+                    clock.ms += 30.0
+                    app.tick()
+                    if game.busy():
+                        break
+            await pilot.pause()
+            table = str(app.query_one("#table").render())
+            assert game.busy() and "lands in" in table
+            snap = game.snapshot
+            from spit_env.replay_html import card_label
+
+            for c in (0, 1):
+                if snap["centre"][c]:
+                    assert card_label(snap["centre"][c][-1]) in table
+            for place in snap["stocks"][0]:
+                if place and place[-1][1]:
+                    assert card_label(place[-1][0]) in table
+            assert "racer@club" in table and "you" in table
+            return app.save_screenshot("terminal.svg", str(tmp_path))
+
+    svg = asyncio.run(run())
+    assert game.reactions, "the human played"
+    try:
+        with chromium() as browser:
+            png = svg_to_png(browser, svg, shots / "terminal.png")
+    except pytest.skip.Exception:
+        return  # the PNG needs the browser; the SVG is there
+    assert png.stat().st_size > 10_000
+
+
+# --- the script ----------------------------------------------------------------------------------
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "experiments.play", *args], capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_script_help_and_bad_input():
+    res = _run("--help")
+    assert res.returncode == 0 and "--opponent" in res.stdout and "--motor-ms" in res.stdout
+    res = _run("--opponent", "nobody")
+    assert res.returncode == 2 and "unknown policy 'nobody'" in res.stderr
+    res = _run("--opponent", "runs/none/model.zip")
+    assert res.returncode == 2 and "no model file at 'runs/none/model.zip'" in res.stderr
+    res = _run("--motor-ms", "0")
+    assert res.returncode == 2 and "--motor-ms must be in 1..10000" in res.stderr
+    res = _run("--opponent", "racer@slowpoke")
+    assert res.returncode == 2 and "latency preset must be one of" in res.stderr

@@ -1,0 +1,403 @@
+"""Ray: RLlib training, the trained policy as a bot, the tournament as Ray tasks, a head node.
+
+Every Ray here runs on the loopback address and is stopped by the test that started it: a local
+Ray started in-process (``experiments.ray_connect.ray_session``), the scripts' own local Ray in
+their subprocess, and one head node started with ``ray start --head`` on 127.0.0.1 and stopped
+by its session's process ids (never ``ray stop``, which would stop every Ray on the machine).
+Sizes are toy sizes: a few RLlib iterations of a few hundred steps, 20 deals.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from experiments import tournament as T
+from spit_env.rules import ACTION_KIND, N_ACTIONS, OBS_DIM, SLAP_BASE, WAIT
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# 2 iterations of 300 env steps, a tiny network, evaluation games capped at 60 s of game time
+# (an almost untrained policy plays slowly).
+TINY = ["--train-batch-size", "300", "--minibatch-size", "150", "--num-epochs", "1",
+        "--hiddens", "32", "32", "--num-envs-per-runner", "2", "--eval-max-game-ms", "60000",
+        "--no-progress-bar"]
+
+
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                RAY_USAGE_STATS_ENABLED="0")
+
+
+def _run(module: str, *args: str, env: dict | None = None, timeout: float = 600):
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, env=env or _env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _masks(rng, b: int) -> np.ndarray:
+    """Random legal masks, some with WAIT illegal (the compulsory slap: only SLAP(0)/SLAP(1))."""
+    masks = np.zeros((b, N_ACTIONS), bool)
+    masks[:, WAIT] = True
+    masks[np.arange(b), rng.integers(1, N_ACTIONS, b)] = True
+    masks[: b // 3] = False
+    masks[: b // 3, SLAP_BASE:] = True
+    return masks
+
+
+# --- the RLModules, without a Ray runtime ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def spaces():
+    import spit_env
+
+    env = spit_env.parallel_env()
+    return env.observation_space("player_0"), env.action_space("player_0")
+
+
+def _module(spaces, **options):
+    from agents.rllib_modules import MaskedPPOModule
+
+    return MaskedPPOModule(observation_space=spaces[0], action_space=spaces[1],
+                           model_config={"fcnet_hiddens": [16], "vf_share_layers": False, **options})
+
+
+def _batch(obs, masks):
+    import torch
+
+    return {"obs": {"observation": torch.as_tensor(obs),
+                    "action_mask": torch.as_tensor(masks.astype(np.int8))}}
+
+
+@pytest.mark.parametrize("mask_wait", [True, False])
+def test_masked_module_never_offers_an_illegal_move(spaces, mask_wait):
+    import torch
+
+    rng = np.random.default_rng(0)
+    module = _module(spaces, mask_wait=mask_wait)
+    obs = rng.random((30, OBS_DIM), dtype=np.float32)
+    masks = _masks(rng, 30)
+    allowed = masks.copy()
+    if mask_wait:
+        allowed[:, WAIT] &= ~masks[:, 1:].any(axis=1)
+    with torch.no_grad():
+        for forward in (module.forward_inference, module.forward_exploration, module.forward_train):
+            logits = forward(_batch(obs, masks))["action_dist_inputs"].numpy()
+            probs = torch.softmax(torch.as_tensor(logits), -1).numpy()
+            assert probs[~allowed].max() < 1e-6, forward.__name__
+            assert np.allclose(probs[allowed.any(1)].sum(1), 1, atol=1e-5)
+        values = module.compute_values(_batch(obs, masks))
+    assert values.shape == (30,)
+    assert module.spit_options == {"mask_wait": mask_wait, "obs_mask": True}
+
+
+def test_mask_input_option_changes_the_network_input(spaces):
+    with_mask = _module(spaces, obs_mask=True)
+    without = _module(spaces, obs_mask=False)
+    first = [p for p in with_mask.parameters() if p.dim() == 2][0]
+    first_without = [p for p in without.parameters() if p.dim() == 2][0]
+    assert first.shape[1] == OBS_DIM + N_ACTIONS and first_without.shape[1] == OBS_DIM
+    with pytest.raises(ValueError, match="obs_mask"):
+        _module(spaces, obs_mask="yes")
+
+
+def test_modules_refuse_a_space_that_is_not_spits(spaces):
+    import gymnasium as gym
+
+    from agents.rllib_modules import BotModule, MaskedPPOModule
+
+    flat = gym.spaces.Box(0, 1, (OBS_DIM,), np.float32)
+    for cls in (MaskedPPOModule, BotModule):
+        with pytest.raises(ValueError, match="observation_space"):
+            cls(observation_space=flat, action_space=spaces[1], model_config={})
+
+
+def test_bot_module_plays_the_registered_bot(spaces):
+    from agents import make
+    from agents.rllib_modules import BotModule
+
+    module = BotModule(observation_space=spaces[0], action_space=spaces[1],
+                       model_config={"bot": "greedy", "seed": 1})
+    rng = np.random.default_rng(3)
+    obs = rng.random((20, OBS_DIM), dtype=np.float32)
+    masks = _masks(rng, 20)
+    actions = module.forward_inference(_batch(obs, masks))["actions"]
+    assert actions.shape == (20,) and masks[np.arange(20), actions].all()
+    # greedy's choice class is deterministic: the module plays the bot's move classes
+    ref = make("greedy")(obs, masks, np.random.default_rng(0))
+    assert (ACTION_KIND[actions] == ACTION_KIND[ref]).all()
+    with pytest.raises(NotImplementedError, match="policies_to_train"):
+        module.forward_train(_batch(obs, masks))
+    with pytest.raises(ValueError, match="unknown policy"):
+        BotModule(observation_space=spaces[0], action_space=spaces[1], model_config={"bot": "x"})
+
+
+def test_policy_mapping_puts_the_learner_in_one_seat_per_game():
+    from experiments.train_rllib import map_learner_vs_bot, map_self_play
+
+    class Episode:
+        def __init__(self, i):
+            self.id_ = f"{i:032x}"
+
+    seats = []
+    for i in range(200):
+        ep = Episode(i)
+        pair = [map_learner_vs_bot(f"player_{s}", ep) for s in (0, 1)]
+        assert sorted(pair) == ["bot", "learner"]
+        assert pair == [map_learner_vs_bot(f"player_{s}", ep) for s in (0, 1)]  # stable
+        seats.append(pair.index("learner"))
+        assert {map_self_play(f"player_{s}", ep) for s in (0, 1)} == {"learner"}
+    assert 60 < sum(seats) < 140, "the learner should play both seats about equally"
+
+
+# --- training with RLlib, then the checkpoint as a bot --------------------------------------------
+@pytest.fixture(scope="module")
+def bot_run(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("rllib_bot")
+    proc = _run("experiments.train_rllib", "--iterations", "2", "--num-env-runners", "1",
+                "--num-cpus", "2", "--checkpoint-every", "1", "--eval-games", "2",
+                "--eval-opponents", "greedy", "--out", str(out),
+                "--json", str(out / "copy" / "metrics.json"), *TINY)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "env steps/s" in proc.stdout and "vs   greedy" in proc.stdout
+    return out
+
+
+def test_training_writes_checkpoints_and_metrics(bot_run):
+    metrics = json.loads((bot_run / "metrics.json").read_text())
+    assert json.loads((bot_run / "copy" / "metrics.json").read_text()) == metrics
+    its = metrics["iterations"]
+    assert [r["iteration"] for r in its] == [1, 2]
+    assert its[-1]["env_steps"] >= 600 and its[-1]["episodes"] >= 0
+    # bot mode: the learner is one of the two agents of every env step
+    assert its[-1]["learner_steps"] == its[-1]["env_steps"]
+    assert its[-1]["agent_steps"] == 2 * its[-1]["env_steps"]
+    assert metrics["speed"]["env_steps_per_second"] > 0
+    assert metrics["ray"]["address"] == "local" and metrics["ray"]["cpus"] == 2
+    final = metrics["final"]
+    assert set(final["results"]) == {"greedy"}
+    for r in final["results"].values():
+        assert r["games"] == 4 and r["wins_a"] + r["wins_b"] + r["draws"] == 4
+    modules = bot_run / "checkpoint" / "learner_group" / "learner" / "rl_module"
+    assert {p.name for p in modules.iterdir() if p.is_dir()} == {"learner", "bot"}
+    assert (bot_run / "checkpoints" / "iter_0001" / "rllib_checkpoint.json").is_file()
+
+
+def test_trained_policy_plays_through_the_registry(bot_run):
+    from agents import make
+    from agents.rllib import RLlibPolicy
+    from spit_env import SpitConfig
+
+    policy = make("rllib", path=bot_run)  # the run folder: its checkpoint/
+    assert isinstance(policy, RLlibPolicy) and policy.options["mask_wait"] is True
+    rng = np.random.default_rng(0)
+    obs = rng.random((12, OBS_DIM), dtype=np.float32)
+    masks = _masks(rng, 12)
+    # the final and an earlier checkpoint; sampling as well as the argmax
+    for p in (policy, make("rllib", path=bot_run / "checkpoints" / "iter_0001",
+                           deterministic=False)):
+        actions = p(obs, masks, rng)
+        assert actions.shape == (12,) and actions.dtype == np.int64
+        assert masks[np.arange(12), actions].all(), "the policy chose a masked action"
+        # mask_wait: never WAIT beside another legal move
+        assert not (actions == WAIT)[masks[:, 1:].any(axis=1)].any()
+    # the tournament takes the checkpoint by its path, in either seat
+    me = T.Player.parse(str(bot_run / "checkpoint"))
+    assert me.policy == "rllib"
+    res = T.play_pairing(me, "random", 2, config=SpitConfig(max_game_ms=60_000), seed=1)
+    assert res.games == 4 and res.wins_a + res.wins_b + res.draws == 4
+
+
+def test_loader_names_what_is_wrong(bot_run, tmp_path):
+    from agents import make
+
+    with pytest.raises(ValueError, match="no RLlib checkpoint folder"):
+        make("rllib", path=tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="not an RLlib checkpoint"):
+        make("rllib", path=tmp_path)
+    with pytest.raises(ValueError, match=r"'nobody' is not in the checkpoint.*\['bot', 'learner'\]"):
+        make("rllib", path=bot_run, module_id="nobody")
+    with pytest.raises(ValueError, match="exactly one of"):
+        make("rllib")
+
+
+def test_self_play_trains_one_shared_policy(tmp_path):
+    proc = _run("experiments.train_rllib", "--mode", "self-play", "--iterations", "1",
+                "--num-env-runners", "0", "--num-cpus", "1", "--eval-games", "0",
+                "--checkpoint-every", "0", "--out", str(tmp_path), *TINY)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    last = metrics["iterations"][-1]
+    # both agents of every env step are the learner
+    assert last["learner_steps"] == last["agent_steps"] == 2 * last["env_steps"] > 0
+    assert metrics["final"] is None
+    modules = tmp_path / "checkpoint" / "learner_group" / "learner" / "rl_module"
+    assert {p.name for p in modules.iterdir() if p.is_dir()} == {"learner"}
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--iterations", "0"], "--iterations"),
+        (["--opponent", "nobody"], "--opponent"),
+        (["--minibatch-size", "9000"], "--minibatch-size"),
+        (["--address", "not an address"], "--address"),
+        (["--latency", "slow"], "--latency"),
+    ],
+)
+def test_bad_argument_fails_naming_it(args, named, tmp_path):
+    proc = _run("experiments.train_rllib", *args, "--out", str(tmp_path / "never"), timeout=120)
+    assert proc.returncode != 0
+    assert named in proc.stderr
+    assert not (tmp_path / "never").exists()
+
+
+# --- the tournament on Ray ---------------------------------------------------------------------
+def test_ray_tournament_equals_the_local_one():
+    from experiments.ray_connect import ray_session
+    from experiments.ray_tournament import run_jobs_on_ray
+
+    players = ["random", "greedy@expert"]
+    kw = dict(seed=4, chunk=7, batch_size=8, show_progress=False)  # 20 deals: chunks 7, 7, 6
+    local = T.round_robin(players, 20, **kw)
+    seen = []
+    with ray_session(None, num_cpus=2) as ray:
+        def runner(jobs, run_one, progress):
+            return run_jobs_on_ray(jobs, run_one, lambda n: seen.append(n) or progress(n))
+
+        distributed = T.round_robin(players, 20, runner=runner, **kw)
+        assert ray.is_initialized()
+    assert not ray.is_initialized(), "the session must stop the local Ray it started"
+    assert distributed == local
+    # 3 chunks x 2 seat orders, each task reported with its games
+    assert sorted(seen) == sorted([7, 7, 6] * 2) and sum(seen) == 2 * 20
+    # the chunks really draw apart: the same deals in one piece give other random moves
+    whole = T.play_pairing("random", "greedy@expert", 20, seed=4, batch_size=8)
+    assert asdict(whole) != local["pairings"][0]
+
+
+# --- a head node with `ray start --head` on the loopback address -----------------------------------
+def _session_processes(sid: int) -> list:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getsid(proc.pid) == sid:
+                found.append(proc)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return found
+
+
+def _stop_session(sid: int) -> list:
+    """Stop every process of the head's session (TERM, then KILL); return those left."""
+    import psutil
+
+    procs = _session_processes(sid)
+    for proc in procs:
+        try:
+            proc.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=20)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=10)
+    return [p for p in _session_processes(sid) if p.is_running()]
+
+
+def test_head_node_on_loopback_runs_the_tournament(tmp_path):
+    port, client_port = _closed_port(), _closed_port()
+    temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths live here
+    env = dict(_env(), RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="token",
+               RAY_AUTH_TOKEN=secrets.token_hex(16))
+    ray_cli = str(Path(sys.executable).with_name("ray"))
+    head = subprocess.Popen(
+        [ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}",
+         f"--ray-client-server-port={client_port}", "--num-cpus=2", "--include-dashboard=false",
+         "--disable-usage-stats", f"--temp-dir={temp_dir}"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)
+    try:
+        log, _ = head.communicate(timeout=180)  # returns once the head is up
+        assert head.returncode == 0, log[-3000:]
+        args = ["--players", "random,greedy", "--games", "3", "--chunk", "2", "--seed", "7",
+                "--quiet"]
+        proc = _run("experiments.tournament", *args, "--ray", f"127.0.0.1:{port}",
+                    "--json", str(tmp_path / "ray.json"), env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        local = T.round_robin(["random", "greedy"], 3, seed=7, chunk=2, batch_size=512,
+                              show_progress=False)
+        on_head = json.loads((tmp_path / "ray.json").read_text())
+        assert on_head["pairings"] == json.loads(json.dumps(local["pairings"]))
+    finally:
+        left = _stop_session(head.pid)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    assert not left, f"head node processes still running: {left}"
+
+
+# --- bad input ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("module", ["experiments.tournament", "experiments.train_rllib"])
+def test_unreachable_address_fails_clearly(module, tmp_path):
+    address = f"127.0.0.1:{_closed_port()}"
+    args = (["--ray", address, "--players", "random,greedy", "--games", "2"]
+            if module.endswith("tournament") else
+            ["--address", address, "--connect-timeout", "5", "--out", str(tmp_path / "never")])
+    proc = _run(module, *args, timeout=120)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert address in last and "cannot reach a Ray head" in last, proc.stderr[-2000:]
+    assert ("--ray" if module.endswith("tournament") else "--address") in last
+    assert not (tmp_path / "never").exists()
+
+
+def test_bad_ray_address_is_an_argument_error():
+    proc = _run("experiments.tournament", "--ray", "nowhere", "--games", "2", timeout=120)
+    assert proc.returncode == 2 and "--ray" in proc.stderr and "HOST:PORT" in proc.stderr
+
+
+_NO_RAY = ("import sys; sys.modules['ray'] = None\n"
+           "from {module} import main\n"
+           "sys.exit(main({argv!r}))\n")
+
+
+@pytest.mark.parametrize(("module", "argv"), [
+    ("experiments.tournament", ["--ray", "--players", "random,greedy", "--games", "2"]),
+    ("experiments.train_rllib", ["--iterations", "1"]),
+])
+def test_without_ray_one_line_names_the_scale_extra(module, argv, tmp_path):
+    code = _NO_RAY.format(module=module, argv=argv + (["--out", str(tmp_path / "x")]
+                                                       if module.endswith("rllib") else []))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'scale' extra" in lines[0], proc.stderr[-2000:]
+
+
+def test_without_ray_the_rllib_bot_says_so(monkeypatch, tmp_path):
+    from agents import make
+    from agents.rllib import RayMissingError
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(RayMissingError, match="'scale' extra"):
+        make("rllib", path=tmp_path)
