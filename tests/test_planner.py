@@ -82,9 +82,9 @@ def test_the_planner_needs_the_public_table_of_the_same_rows():
                                     SpitConfig(scoring="points", target_points=40,
                                                observe_opponent_move=False)])
 def test_planner_plays_whole_games_in_the_tournament(config):
-    config = config.replace(max_game_ms=60_000)
+    config = config.replace(max_game_ms=20_000)
     seat0 = T.Player("planner-small", "planner", None, SMALL)
-    res = T.run_games(seat0, "greedy@expert", np.arange(6), config=config, batch_size=6)
+    res = T.run_games(seat0, "greedy@expert", np.arange(4), config=config, batch_size=4)
     assert (res["steps"] > 0).all()  # every game ran to its end (call_policy checked every move)
 
 
