@@ -318,6 +318,16 @@ class SpitAECEnv(AECEnv):
         """The global state (as :meth:`SpitParallelEnv.state`)."""
         return self._par.state()
 
+    @property
+    def core_state(self) -> core.CoreState:
+        """The batch-1 core state of the current game (read only; ValueError before a reset)."""
+        return self._par.core_state
+
+    @property
+    def seed_and_game(self) -> tuple[int, int]:
+        """(seed, game id) of the current game; ValueError before the first reset."""
+        return self._par.seed_and_game
+
     def snapshot(self) -> dict:
         """The whole public table as a JSON-serialisable dict (see :class:`SpitParallelEnv`)."""
         return self._par.snapshot()
