@@ -36,7 +36,7 @@ from spit_env.policy import uniform_legal, uniform_legal_actions
 from spit_env.testing import check_invariants
 
 FULL = 10_000_000
-CI = 400_000
+CI = 300_000
 SMALL = 25_000
 MAX_FAILURES = 20  # a run stops after this many failed cases
 #: each target's share of the game-steps (the core is where the batch runs fast)
@@ -534,7 +534,7 @@ def test_fuzz_finds_a_broken_invariant(monkeypatch):
 
 @pytest.mark.slow
 def test_fuzz_full():
-    """The full run: 10,000,000 game-steps (SPIT_SLOW_SCALE=ci: 400,000); -s shows the figures."""
+    """The full run: 10,000,000 game-steps (SPIT_SLOW_SCALE=ci: 300,000); -s shows the figures."""
     total = CI if os.environ.get("SPIT_SLOW_SCALE") == "ci" else FULL
     stats = run_fuzz(total, seed=int(os.environ.get("SPIT_FUZZ_SEED", "2026")))
     print("\n" + _report(stats))
