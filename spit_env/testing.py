@@ -179,8 +179,8 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     turned into an error (except the two PettingZoo api_test messages about Dict observations
     that only its hard-coded list of classic game names avoids):
 
-    * PettingZoo ``parallel_api_test``, ``parallel_seed_test`` on ``parallel_env(config)`` and
-      ``api_test``, ``seed_test`` on ``env(config)``;
+    * PettingZoo ``parallel_api_test``, ``parallel_seed_test`` on ``parallel_env(config)``,
+      ``api_test``, ``seed_test`` on ``env(config)`` and ``state_test`` on both;
     * Gymnasium's ``check_env`` and stable-baselines3's ``check_env`` on
       ``SpitGymEnv(opponent, config)``;
     * :func:`check_invariants` after every step of a random ParallelEnv game (plus zero-sum
@@ -192,9 +192,10 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
       same game to come (the AEC env keeps the other agent's pending action); with "wait" it
       is played as WAIT and reported as an ``illegal`` event.
 
-    Unmasked actions: ``parallel_seed_test`` and the two ``check_env`` send actions drawn from
-    the whole action space, without the mask. Under ``illegal_action="raise"`` an illegal one
-    is an error by the config's own choice, so those three checkers run on
+    Unmasked actions: ``parallel_seed_test``, ``state_test`` and the two ``check_env`` send
+    actions drawn from the whole action space, without the mask. Under
+    ``illegal_action="raise"`` an illegal one is an error by the config's own choice, so those
+    four checkers run on
     ``config.replace(illegal_action="wait")``, the one field that decides what an unmasked
     action does; everything else runs on ``config`` as given, and the last check above covers
     "raise" itself.
@@ -216,7 +217,13 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     import warnings
 
     from gymnasium.utils.env_checker import check_env as gym_check_env
-    from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+    from pettingzoo.test import (
+        api_test,
+        parallel_api_test,
+        parallel_seed_test,
+        seed_test,
+        state_test,
+    )
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
     from .config import check_config
@@ -236,6 +243,7 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
                 warnings.filterwarnings("ignore", message=message)
             api_test(env(config), num_cycles=num_cycles)
             seed_test(lambda: env(config), num_cycles=min(num_cycles, 300))
+        state_test(env(unmasked), parallel_env(unmasked), num_cycles=min(num_cycles, 300))
         gym_check_env(SpitGymEnv(opponent=opponent, config=unmasked), skip_render_check=True)
         sb3_check_env(
             SpitGymEnv(opponent=opponent, config=unmasked), warn=True, skip_render_check=True
