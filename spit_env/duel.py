@@ -21,6 +21,13 @@ at the first round end.
 Opponents: a registered policy name ("greedy"), a profile "name@latency" ("greedy@expert": the
 profile's latency replaces the opponent seat's ``config.latency``), or a Policy callable
 (``spit_env.policy``). ``learner_seat``: 0, 1 or "random" (drawn per row at every start).
+
+Errors: under ``illegal_action="raise"`` the views call :meth:`Duel.refuse_illegal` before
+:meth:`Duel.play`, so an illegal learner action is refused with nothing run (not even the
+opponent's policy, whose random draws would change the game to come). An opponent policy that
+fails (raises, or breaks the Policy contract) can only be found out while a decision is being
+played, when some core steps may already be done: the Duel then records the failure
+(:attr:`Duel.failure`) and the views refuse to step until the next start.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from . import core
 from .checks import check_choice, check_int, check_number
 from .config import SpitConfig, check_config
 from .policy import apply_profile, call_policy
-from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS, OBS_DIM, WAIT
+from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS, OBS_DIM, WAIT, check_legal
 
 __all__ = ["Duel", "REWARDS", "EPISODES", "LEARNER_SEATS", "check_options"]
 
@@ -74,6 +81,8 @@ class Duel:
         seat: (B,) int64 the learner's seat in each row's current game.
         owner: (B,) int64 the index in ``states`` of the state each row lives in.
         policy, opponent: the opponent's Policy, and the spec it was made from.
+        failure: None, or the text of the error that stopped the last :meth:`play` part-way
+            (the games are then half-stepped until the next :meth:`start`).
 
     Raises:
         ValueError: any bad argument.
@@ -95,6 +104,7 @@ class Duel:
         self.seat = np.zeros(self.batch_size, np.int64)
         self.owner = np.zeros(self.batch_size, np.int64)
         self._idx = np.arange(self.batch_size)
+        self.failure: str | None = None
 
     def set_opponent(self, opponent) -> None:
         """Replace the opponent (a Policy, name or profile).
@@ -164,6 +174,7 @@ class Duel:
         ]
         self.seat = np.asarray(seats, np.int64).copy()
         self.owner = np.array([self.state_of_seat[int(s)] for s in self.seat], np.int64)
+        self.failure = None
 
     def restart(self, rows: np.ndarray, game_ids: np.ndarray, seats: np.ndarray) -> None:
         """Re-start some rows as fresh games.
@@ -251,6 +262,34 @@ class Duel:
         return core.snapshot(self.states[self.owner[row]], row)
 
     # --- one learner decision -------------------------------------------------------------------
+    def refuse_illegal(self, actions: np.ndarray, rows: np.ndarray, name) -> None:
+        """Under ``illegal_action="raise"``, refuse illegal learner actions before anything runs.
+
+        Args:
+            actions: (B,) int action ids 0-22 (range already checked).
+            rows: (B,) bool, the rows that would play.
+            name: ``name(row) -> str``, how the caller calls row ``row``'s action in messages.
+
+        Raises:
+            ValueError: naming the first row whose action is outside its learner's mask, the
+                action and the legal ids (:func:`rules.check_legal`).
+        """
+        if self.base_config.illegal_action != "raise":
+            return
+        masks = self.learner_masks()
+        bad = rows & ~masks[self._idx, actions]
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            check_legal(name(r), int(actions[r]), masks[r])
+
+    def need_start(self) -> None:
+        """ValueError if the last :meth:`play` stopped part-way (see :attr:`failure`)."""
+        if self.failure is not None:
+            raise ValueError(
+                "an earlier step stopped part-way when the opponent policy failed "
+                f"({self.failure}); the games cannot go on: call reset()"
+            )
+
     def play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator):
         """One learner decision in ``rows``.
 
@@ -261,7 +300,19 @@ class Duel:
             (learner observations after: (B, D) float32, rewards (B,) float32, terminated (B,)
             bool, truncated (B,) bool, events: one list of EventLogs per core step, or None
             when no events were collected).
+
+        Raises:
+            whatever the opponent policy raises, or ValueError from :func:`policy.call_policy`
+            for an answer that breaks the Policy contract; :attr:`failure` records it.
         """
+        self.need_start()
+        try:
+            return self._play(actions, rows, rng)
+        except BaseException as err:  # even an interrupt leaves the games half-stepped
+            self.failure = f"{type(err).__name__}: {err}"
+            raise
+
+    def _play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator):
         b = self.batch_size
         idx = self._idx
         seat = self.seat

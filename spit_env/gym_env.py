@@ -25,6 +25,12 @@ Auto-reset: none (Gymnasium's rules: call ``reset()`` after the end). ``info`` h
 
 Seeding: as ``spit_env.parallel_env``: ``reset(seed=s)`` plays game 0 of ``s``, each later
 ``reset()`` the next game id; the opponent's and the seat draws use a Generator seeded with ``s``.
+
+Errors: every misuse (``step`` before ``reset()`` or after the end, a bad seed, options or
+action, an illegal action under ``illegal_action="raise"``, an unknown opponent) raises
+``ValueError`` naming the problem and changes nothing: the same snapshot, and the same game from
+then on (the opponent's random draws included). An opponent policy that fails part-way through a
+step leaves the game half-stepped: every later ``step`` says so until ``reset()``.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from gymnasium import spaces
 from .config import SpitConfig
 from .duel import Duel
 from .render import RENDER_MODES, check_render_mode, render
-from .rules import N_ACTIONS, OBS_DIM, check_action, check_deal
+from .rules import N_ACTIONS, OBS_DIM, check_action, reset_deal
 from .streams import next_game
 
 __all__ = ["SpitGymEnv"]
@@ -90,7 +96,14 @@ class SpitGymEnv(gymnasium.Env):
         return int(self._duel.seat[0])
 
     def set_opponent(self, opponent) -> None:
-        """Replace the opponent (a Policy, name or profile) from the next reset on."""
+        """Replace the opponent (a Policy, name or profile).
+
+        The policy plays from the next step on; a profile's latency applies from the next
+        ``reset()`` (the running game keeps the config it was dealt with).
+
+        Raises:
+            ValueError: an unknown name or bad profile; nothing is changed then.
+        """
         self._duel.set_opponent(opponent)
 
     def reset(self, *, seed=None, options=None):
@@ -100,11 +113,9 @@ class SpitGymEnv(gymnasium.Env):
             (observation (D,) float32, info {"events": [], "learner_seat": int}).
 
         Raises:
-            ValueError: a bad seed or deal; nothing is changed then.
+            ValueError: a bad seed, options or deal; nothing is changed then.
         """
-        deal = None
-        if options is not None and "deal" in options:
-            deal = check_deal(options["deal"])
+        deal = reset_deal(options)
         seed, game_id = next_game(seed, self._seed, self._game_id)
         super().reset(seed=seed)
         if game_id == 0:
@@ -125,16 +136,19 @@ class SpitGymEnv(gymnasium.Env):
             (observation (D,) float32, reward float, terminated bool, truncated bool, info).
 
         Raises:
-            ValueError: before reset / after the end, an action not an integer 0-22, or (with
-                ``illegal_action="raise"``) an illegal action.
+            ValueError: before reset / after the end / after an opponent failure, an action not
+                an integer 0-22, or (with ``illegal_action="raise"``) an illegal action; nothing
+                is changed then.
         """
         if self._obs is None or self._done:
             raise ValueError(
                 "step() called before reset() or after the episode ended; call reset()"
             )
+        self._duel.need_start()
         a = check_action(action)
-        obs, rew, term, trunc, logs = self._duel.play(np.array([a], np.int64), np.ones(1, bool),
-                                                      self._rng)
+        one = np.ones(1, bool)
+        self._duel.refuse_illegal(np.array([a], np.int64), one, lambda _: "action")
+        obs, rew, term, trunc, logs = self._duel.play(np.array([a], np.int64), one, self._rng)
         self._obs = obs
         self._done = bool(term[0] or trunc[0])
         seat = self.learner_seat

@@ -30,6 +30,11 @@ Seeding: game ``g`` of seed ``s`` is the core's game ``(s, g)``. ``reset(seed=s)
 ``reset()`` without any seed draws a seed from the operating system (never from the global NumPy
 or Python generators). ``reset(options={"deal": [pack0, pack1]})`` deals the given packs (lists
 of card ids laid out by D3, together exactly the 52 cards); other option keys are ignored.
+
+Errors: every misuse (a call before ``reset()`` or after the end, a bad seed, options, agent name
+or action, an illegal action under ``illegal_action="raise"``) raises ``ValueError`` naming the
+problem and changes nothing: the same snapshot and the same game from then on. An illegal action
+is refused by the call that submits it (in the AEC env, that agent's own ``step``).
 """
 
 from __future__ import annotations
@@ -39,9 +44,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
 from . import core
+from .checks import check_choice
 from .config import SpitConfig, check_config
 from .render import RENDER_MODES, check_render_mode, render
-from .rules import N_ACTIONS, OBS_DIM, check_action, check_deal
+from .rules import N_ACTIONS, OBS_DIM, check_action, check_legal, reset_deal
 from .streams import next_game
 
 __all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "AGENTS"]
@@ -85,12 +91,16 @@ class SpitParallelEnv(ParallelEnv):
         self._game_id = -1
 
     def observation_space(self, agent):
-        """The observation space of ``agent`` (the same Dict for both)."""
-        return self.observation_spaces[agent]
+        """The observation space of ``agent`` (the same Dict for both); ValueError for others."""
+        return self.observation_spaces[self.check_agent(agent)]
 
     def action_space(self, agent):
-        """The action space of ``agent``: Discrete(23)."""
-        return self.action_spaces[agent]
+        """The action space of ``agent``: Discrete(23); ValueError for other names."""
+        return self.action_spaces[self.check_agent(agent)]
+
+    def check_agent(self, agent) -> str:
+        """``agent`` if it is one of ``possible_agents``; else ValueError naming them."""
+        return check_choice("agent", agent, self.possible_agents)
 
     @property
     def seed_and_game(self) -> tuple[int, int]:
@@ -117,11 +127,9 @@ class SpitParallelEnv(ParallelEnv):
             (observations, infos) keyed by both agents; infos hold empty event lists.
 
         Raises:
-            ValueError: a bad seed or ``options["deal"]``; nothing is changed then.
+            ValueError: a bad seed, ``options`` or ``options["deal"]``; nothing is changed then.
         """
-        deal = None
-        if options is not None and "deal" in options:
-            deal = check_deal(options["deal"])
+        deal = reset_deal(options)
         seed, game_id = next_game(seed, self._seed, self._game_id)
         self._state = core.init(self.config, 1, seed, first_game=game_id, deals=[deal])
         self._seed, self._game_id = seed, game_id
@@ -144,22 +152,13 @@ class SpitParallelEnv(ParallelEnv):
 
         Raises:
             ValueError: the game is over or not started, missing or extra agents, an action that
-                is not an integer 0-22, or (with ``illegal_action="raise"``) an illegal action.
+                is not an integer 0-22, or (with ``illegal_action="raise"``) an illegal action;
+                nothing is changed then.
         """
         self._need_state()
         if not self.agents:
             raise ValueError("step() called on a finished game; call reset() first")
-        if not isinstance(actions, dict) or set(actions) != set(self.agents):
-            got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
-            raise ValueError(
-                f"actions must be a dict with one action for each of {self.agents}, got {got}"
-            )
-        joint = np.zeros((1, 2), dtype=np.int64)
-        for seat, agent in enumerate(self.possible_agents):
-            try:
-                joint[0, seat] = check_action(actions[agent])
-            except ValueError as err:
-                raise ValueError(f"actions[{agent!r}]: {err}") from None
+        joint = self._joint_actions(actions)
         self._state, out = core.step(self._state, joint, events=True)
         live = list(self.agents)
         events = out.events.for_row(0)
@@ -176,6 +175,25 @@ class SpitParallelEnv(ParallelEnv):
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
+
+    def _joint_actions(self, actions) -> np.ndarray:
+        """(1, 2) int64 core actions of a step's ``actions`` dict, every check done first."""
+        if not isinstance(actions, dict) or set(actions) != set(self.agents):
+            got = _keys(actions) if isinstance(actions, dict) else type(actions).__name__
+            raise ValueError(
+                f"actions must be a dict with one action for each of {self.agents}, got {got}"
+            )
+        joint = np.zeros((1, 2), dtype=np.int64)
+        for seat, agent in enumerate(self.possible_agents):
+            try:
+                joint[0, seat] = check_action(actions[agent])
+            except ValueError as err:
+                raise ValueError(f"actions[{agent!r}]: {err}") from None
+        if self.config.illegal_action == "raise":
+            masks = self.action_masks()
+            for seat, agent in enumerate(self.possible_agents):
+                check_legal(f"actions[{agent!r}]", int(joint[0, seat]), masks[agent])
+        return joint
 
     def _observations(self, agents) -> dict:
         obs = core.observe(self._state)[0]
@@ -246,7 +264,10 @@ class SpitAECEnv(AECEnv):
     Rewards, terminations, truncations and infos are those of the parallel step; at the end both
     agents get their dead step (``step(None)``) and leave ``agents``.
 
-    Auto-reset: none, call ``reset()``. Same arguments and errors as :class:`SpitParallelEnv`.
+    Auto-reset: none, call ``reset()``. Same arguments and errors as :class:`SpitParallelEnv`:
+    ``step``, ``last`` and ``observe`` before ``reset()``, ``step`` and ``last`` once every agent
+    has left, and an agent's illegal action (``illegal_action="raise"``, refused by that agent's
+    own ``step``) raise ``ValueError`` and change nothing (a pending action stays pending).
     """
 
     metadata = {**SpitParallelEnv.metadata, "name": "spit_aec_v0"}
@@ -271,8 +292,13 @@ class SpitAECEnv(AECEnv):
         return self._par.action_space(agent)
 
     def reset(self, seed=None, options=None):
-        """Start a game (as :meth:`SpitParallelEnv.reset`); player_0 is selected first."""
+        """Start a game (as :meth:`SpitParallelEnv.reset`); player_0 is selected first.
+
+        Raises:
+            ValueError: as :meth:`SpitParallelEnv.reset`; nothing is changed then.
+        """
         self._observations, infos = self._par.reset(seed=seed, options=options)
+        self._skip_agent_selection = None  # PettingZoo's dead-step bookkeeping of an old game
         self.agents = list(self._par.agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -282,13 +308,44 @@ class SpitAECEnv(AECEnv):
         self._pending: dict = {}
         self.agent_selection = self.agents[0]
 
+    def _need_reset(self) -> None:
+        if not hasattr(self, "_observations"):
+            raise ValueError("the environment has not been reset; call reset() first")
+
     def observe(self, agent):
-        """The last observation of ``agent``: {"observation", "action_mask"}."""
-        return self._observations[agent]
+        """The last observation of ``agent``: {"observation", "action_mask"}.
+
+        Raises:
+            ValueError: before ``reset()``, or an agent not in ``possible_agents``.
+        """
+        self._need_reset()
+        return self._observations[self._par.check_agent(agent)]
+
+    def last(self, observe: bool = True):
+        """(observation, cumulative reward, terminated, truncated, info) of the selected agent.
+
+        Raises:
+            ValueError: before ``reset()`` or once every agent has left (the game is over).
+        """
+        self._need_reset()
+        if not self.agents:
+            raise ValueError("last() called on a finished game (every agent has left); "
+                             "call reset() first")
+        return super().last(observe)
 
     def state(self):
         """The global state (as :meth:`SpitParallelEnv.state`)."""
         return self._par.state()
+
+    @property
+    def core_state(self) -> core.CoreState:
+        """The batch-1 core state of the current game (read only; ValueError before a reset)."""
+        return self._par.core_state
+
+    @property
+    def seed_and_game(self) -> tuple[int, int]:
+        """(seed, game id) of the current game; ValueError before the first reset."""
+        return self._par.seed_and_game
 
     def snapshot(self) -> dict:
         """The whole public table as a JSON-serialisable dict (see :class:`SpitParallelEnv`)."""
@@ -302,21 +359,35 @@ class SpitAECEnv(AECEnv):
         """Record the selected agent's action; after player_1's, run the decision epoch.
 
         Raises:
-            ValueError: as :meth:`SpitParallelEnv.step`, or a non-None action for a done agent.
+            ValueError: before ``reset()`` or after every agent has left, an action that is not
+                an integer 0-22, with ``illegal_action="raise"`` an illegal action (checked
+                against the agent's own ``action_mask``), or a non-None action for a done agent;
+                nothing is changed then.
         """
+        self._need_reset()
+        if not self.agents:
+            raise ValueError("step() called on a finished game (every agent has left); "
+                             "call reset() first")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        check_action(action)  # fail at once, not one call later
-        self._pending[agent] = action
+        # Refused at once, by this agent's own step, not one call later.
+        try:
+            action = check_action(action)
+        except ValueError as err:
+            raise ValueError(f"{agent}'s action: {err}") from None
+        if self.config.illegal_action == "raise":
+            check_legal(f"{agent}'s action", action, self._observations[agent]["action_mask"])
         if agent != self.agents[-1]:
+            self._pending[agent] = action
             self._clear_rewards()
             self._cumulative_rewards[agent] = 0.0
             self.agent_selection = self.agents[self.agents.index(agent) + 1]
             return
-        actions, self._pending = self._pending, {}
-        obs, rewards, terms, truncs, infos = self._par.step(actions)
+        # The pending actions are kept until the parallel step has succeeded.
+        obs, rewards, terms, truncs, infos = self._par.step({**self._pending, agent: action})
+        self._pending = {}
         self._observations = obs
         self.rewards = rewards
         self.terminations, self.truncations, self.infos = terms, truncs, infos
@@ -331,6 +402,11 @@ class SpitAECEnv(AECEnv):
     def close(self):
         """Nothing to release."""
         self._par.close()
+
+
+def _keys(d: dict) -> list:
+    """The keys of ``d`` in a stable order, whatever their types."""
+    return sorted(d, key=repr)
 
 
 def parallel_env(

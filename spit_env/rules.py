@@ -15,6 +15,7 @@ Card ids (D2): a card is an integer 0-51; ``rank = id % 13 + 1`` (Ace = 1 ... Ki
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -173,6 +174,24 @@ def check_action(action) -> int:
     return int(action)
 
 
+def check_legal(name: str, action: int, mask) -> int:
+    """``action`` (an id 0-22) if the seat's legal moves ``mask`` ((23,) bool or 0/1) allow it.
+
+    The environments call this under ``illegal_action="raise"``, before anything is applied, so
+    that an illegal move is refused at the call that submits it.
+
+    Raises:
+        ValueError: "<name> = 11 (FILL(stock=0)) is not legal now; legal action ids: [0, 4, 9]".
+    """
+    legal = np.flatnonzero(np.asarray(mask)).tolist()
+    if action not in legal:
+        raise ValueError(
+            f"{name} = {action} ({ACTION_NAMES[action]}) is not legal now "
+            f"(illegal_action='raise'); legal action ids: {legal}"
+        )
+    return action
+
+
 # --- the observation table -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class ObsField:
@@ -268,6 +287,26 @@ def observation_table_markdown() -> str:
         idx = str(f.start) if f.size == 1 else f"{f.start}-{f.stop - 1}"
         rows.append(f"| {idx} | `{f.name}` | {f.meaning} |")
     return "\n".join(rows)
+
+
+def reset_deal(options, name: str = "options") -> tuple[list[int], list[int]] | None:
+    """The fixed deal asked for by the ``options`` of a ``reset``: ``options["deal"]``, or None.
+
+    ``options`` is None or a dict (any mapping). Its "deal", when present and not None, is checked
+    by :func:`check_deal`; other keys are ignored, as PettingZoo's and Gymnasium's checkers pass
+    options of their own.
+
+    Raises:
+        ValueError: ``options`` that is not None or a dict, or a bad deal (naming ``name``).
+    """
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise ValueError(
+            f"{name} must be None or a dict such as {{'deal': [pack0, pack1]}}, got {options!r}"
+        )
+    deal = options.get("deal")
+    return None if deal is None else check_deal(deal, f"{name}['deal']")
 
 
 def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:

@@ -217,14 +217,26 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     turned into an error (except the two PettingZoo api_test messages about Dict observations
     that only its hard-coded list of classic game names avoids):
 
-    * PettingZoo ``parallel_api_test``, ``parallel_seed_test`` on ``parallel_env(config)`` and
-      ``api_test``, ``seed_test`` on ``env(config)``;
+    * PettingZoo ``parallel_api_test``, ``parallel_seed_test`` on ``parallel_env(config)``,
+      ``api_test``, ``seed_test`` on ``env(config)`` and ``state_test`` on both;
     * Gymnasium's ``check_env`` and stable-baselines3's ``check_env`` on
       ``SpitGymEnv(opponent, config)``;
     * :func:`check_invariants` after every step of a random ParallelEnv game (plus zero-sum
       rewards, one ending flag, agents leaving together) and of ``vec_steps`` steps of a
       ``SpitVecEnv(num_envs, opponent, config)`` (learner free after every step, masks
-      matching the core, auto-reset observations inside the space).
+      matching the core, auto-reset observations inside the space);
+    * an illegal action in each of the four views: with ``illegal_action="raise"`` it must be
+      refused with ``ValueError`` by the call that submits it, leaving the same snapshot and the
+      same game to come (the AEC env keeps the other agent's pending action); with "wait" it
+      is played as WAIT and reported as an ``illegal`` event.
+
+    Unmasked actions: ``parallel_seed_test``, ``state_test`` and the two ``check_env`` send
+    actions drawn from the whole action space, without the mask. Under
+    ``illegal_action="raise"`` an illegal one is an error by the config's own choice, so those
+    four checkers run on
+    ``config.replace(illegal_action="wait")``, the one field that decides what an unmasked
+    action does; everything else runs on ``config`` as given, and the last check above covers
+    "raise" itself.
 
     Args:
         config: a SpitConfig (None: defaults). Games must end within ``num_cycles`` epochs for
@@ -243,7 +255,13 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     import warnings
 
     from gymnasium.utils.env_checker import check_env as gym_check_env
-    from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+    from pettingzoo.test import (
+        api_test,
+        parallel_api_test,
+        parallel_seed_test,
+        seed_test,
+        state_test,
+    )
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
     from .config import check_config
@@ -252,22 +270,25 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     from .vec_env import SpitVecEnv
 
     config = check_config(config)
+    unmasked = config.replace(illegal_action="wait")  # for the checkers that ignore the mask
     opponent = uniform_legal if opponent is None else opponent
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parallel_api_test(parallel_env(config), num_cycles=num_cycles)
-        parallel_seed_test(lambda: parallel_env(config), num_cycles=min(num_cycles, 300))
+        parallel_seed_test(lambda: parallel_env(unmasked), num_cycles=min(num_cycles, 300))
         with warnings.catch_warnings():
             for message in _PETTINGZOO_NAME_LIST_WARNINGS:
                 warnings.filterwarnings("ignore", message=message)
             api_test(env(config), num_cycles=num_cycles)
             seed_test(lambda: env(config), num_cycles=min(num_cycles, 300))
-        gym_check_env(SpitGymEnv(opponent=opponent, config=config), skip_render_check=True)
+        state_test(env(unmasked), parallel_env(unmasked), num_cycles=min(num_cycles, 300))
+        gym_check_env(SpitGymEnv(opponent=opponent, config=unmasked), skip_render_check=True)
         sb3_check_env(
-            SpitGymEnv(opponent=opponent, config=config), warn=True, skip_render_check=True
+            SpitGymEnv(opponent=opponent, config=unmasked), warn=True, skip_render_check=True
         )
         _check_parallel_game(parallel_env(config), seed, num_cycles)
         _check_vec_run(SpitVecEnv(num_envs, opponent=opponent, config=config, seed=seed), vec_steps)
+        _check_illegal_actions(config, opponent, seed, num_envs)
 
 
 def _check_parallel_game(par, seed: int, max_steps: int) -> None:
@@ -319,3 +340,100 @@ def _check_vec_run(venv, steps: int) -> None:
         for i in np.flatnonzero(dones):
             assert "terminal_observation" in infos[i]
             assert venv.observation_space.contains(infos[i]["terminal_observation"])
+
+
+# --- an illegal action in every view --------------------------------------------------------------
+def _illegal(mask) -> int:
+    """An action id outside ``mask`` (there is always one: never all 23 moves are legal)."""
+    return int(np.flatnonzero(~np.asarray(mask, bool))[0])
+
+
+def _refused(call, what: str) -> str:
+    try:
+        call()
+    except ValueError as err:
+        return str(err)
+    raise AssertionError(f"{what}: an illegal action was accepted under illegal_action='raise'")
+
+
+def _check_illegal_actions(config, opponent, seed: int, num_envs: int) -> None:
+    """One illegal action per view, a few decisions into a game (see check_environments)."""
+    import copy
+
+    from .gym_env import SpitGymEnv
+    from .parallel_env import env, parallel_env
+    from .vec_env import SpitVecEnv
+
+    raising = config.illegal_action == "raise"
+    rng = np.random.default_rng(seed)
+
+    def legal(mask):
+        return int(uniform_legal_actions(np.asarray(mask, bool), rng))
+
+    # ParallelEnv: refused (nothing changed, the same game goes on) or reported.
+    par = parallel_env(config)
+    obs, _ = par.reset(seed=seed)
+    for _ in range(3):
+        if par.agents:
+            obs, *_ = par.step({a: legal(obs[a]["action_mask"]) for a in par.agents})
+    if par.agents:
+        bad = _illegal(obs["player_0"]["action_mask"])
+        good = legal(obs["player_1"]["action_mask"])
+        if raising:
+            twin, before = copy.deepcopy(par), par.snapshot()
+            msg = _refused(lambda: par.step({"player_0": bad, "player_1": good}), "ParallelEnv")
+            assert "player_0" in msg, f"the ParallelEnv's refusal does not name the agent: {msg}"
+            assert par.snapshot() == before, "a refused ParallelEnv step changed the game"
+            a = {"player_0": legal(obs["player_0"]["action_mask"]), "player_1": good}
+            assert par.step(a)[1:4] == twin.step(a)[1:4] and par.snapshot() == twin.snapshot(), (
+                "a refused ParallelEnv step changed the game to come")
+        else:
+            infos = par.step({"player_0": bad, "player_1": good})[4]
+            assert any(e["type"] == "illegal" and e["player"] == 0
+                       for e in infos["player_0"]["events"]), "an illegal action was not reported"
+
+    # AEC: each agent's illegal action is refused by its own step; a pending action stays.
+    aec = env(config)
+    aec.reset(seed=seed)
+    first = aec.agent_selection
+    mask0 = aec.observe(first)["action_mask"]
+    if raising:
+        before = aec.snapshot()
+        _refused(lambda: aec.step(_illegal(mask0)), "AEC env, first agent")
+        assert aec.agent_selection == first and aec.snapshot() == before
+        aec.step(legal(mask0))
+        second = aec.agent_selection
+        mask1 = aec.observe(second)["action_mask"]
+        _refused(lambda: aec.step(_illegal(mask1)), "AEC env, second agent")
+        assert aec.agent_selection == second and aec.snapshot() == before
+        aec.step(legal(mask1))  # the first agent's action is still pending: the epoch runs
+        assert aec.snapshot() != before, "the AEC env did not run the epoch after a refusal"
+
+    # Gymnasium and the VecEnv: the opponent's random draws must not run either.
+    gym = SpitGymEnv(opponent=opponent, config=config)
+    gym.reset(seed=seed)
+    bad = _illegal(gym.action_masks())
+    if raising:
+        twin, before = copy.deepcopy(gym), gym.snapshot()
+        _refused(lambda: gym.step(bad), "SpitGymEnv")
+        assert gym.snapshot() == before, "a refused SpitGymEnv step changed the game"
+        a = legal(gym.action_masks())
+        got, want = gym.step(a), twin.step(a)
+        assert got[1:4] == want[1:4] and gym.snapshot() == twin.snapshot(), (
+            "a refused SpitGymEnv step changed the game to come (the opponent drew?)")
+    venv = SpitVecEnv(num_envs, opponent=opponent, config=config, seed=seed)
+    venv.reset()
+    masks = venv.action_masks()
+    actions = uniform_legal_actions(masks, rng)
+    actions[-1] = _illegal(masks[-1])
+    if raising:
+        twin = copy.deepcopy(venv)
+        before = [venv.snapshot(i) for i in range(num_envs)]
+        msg = _refused(lambda: venv.step(actions), "SpitVecEnv")
+        assert f"actions[{num_envs - 1}]" in msg, f"the refusal does not name the env: {msg}"
+        assert [venv.snapshot(i) for i in range(num_envs)] == before, (
+            "a refused SpitVecEnv step changed a game")
+        actions[-1] = legal(masks[-1])
+        got, want = venv.step(actions), twin.step(actions)
+        assert (got[0] == want[0]).all() and (got[1] == want[1]).all(), (
+            "a refused SpitVecEnv step changed the games to come")

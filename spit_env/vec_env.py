@@ -27,30 +27,49 @@ Game ids: row i first plays game i of ``seed``; each auto-reset takes the next u
 ``s``; ``reset()`` without a new seed starts the next unused game ids. The opponent's and the
 seat draws use a Generator seeded with the seed.
 
-``get_attr``/``set_attr``/``env_method`` act on this one object: ``get_attr(name)`` returns its
-attribute once per index; ``env_method`` calls per-row methods (``action_masks``, ``snapshot``,
-``render``) row by row and any other method once, its result repeated per index; ``set_attr``
-must address all envs ("opponent" goes through ``set_opponent``). ``env_is_wrapped`` is False.
+Options (SB3's ``set_options``): ``set_options({"deal": [pack0, pack1]})`` or a list of
+``num_envs`` option dicts (None for none) is used by the next ``reset()`` only: row i's first
+game is dealt from its "deal" (lists of card ids laid out by D3, together exactly the 52 cards);
+rows without one, and every auto-reset, deal by the seed. Other keys are ignored.
+
+The SB3 plumbing acts on this one object (the rows share it): ``get_attr(name)`` returns its
+attribute once per index; ``env_method`` calls the per-row methods (``action_masks``,
+``snapshot``, ``render``, no arguments) row by row, and any other method once, with ``indices``
+addressing every env, its result repeated per index; ``set_attr`` must address every env, sets
+"opponent" through ``set_opponent``, checks "skip_forced_waits", refuses the VecEnv's own
+structure (``num_envs``, the spaces, ``render_mode``, methods, private names) and sets any other
+name as an attribute of your own. ``env_is_wrapped`` is False. An unknown name in ``get_attr``
+or ``env_method`` raises AttributeError, as in SB3's own VecEnvs (``has_attr`` relies on it).
+
+Errors: every other misuse (a step before ``reset()``, actions of the wrong shape, type or
+range, an illegal action under ``illegal_action="raise"``, bad seeds, options, indices or
+attribute values, ``step_wait()`` without ``step_async()``) raises ``ValueError`` naming the
+problem and changes nothing: the same games in every row, and the same run from then on. Actions
+are checked by ``step_async``, the call that submits them. An opponent policy that fails part-way
+through a step leaves the games half-stepped: every later step says so until ``reset()``.
+``close()`` releases nothing; the VecEnv stays usable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import copy
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .checks import check_int
+from .checks import check_int, is_int
 from .config import SpitConfig
 from .duel import Duel
 from .render import check_render_mode, render_text
-from .rules import N_ACTIONS, OBS_DIM, WAIT
+from .rules import N_ACTIONS, OBS_DIM, WAIT, reset_deal
 from .streams import check_seed, os_seed
 
 __all__ = ["SpitVecEnv"]
 
 _PER_ROW_METHODS = ("action_masks", "snapshot", "render")
+_SETTABLE = ("opponent", "skip_forced_waits")
 
 
 class SpitVecEnv(VecEnv):
@@ -85,6 +104,7 @@ class SpitVecEnv(VecEnv):
         self._rng = np.random.default_rng(self._seed)
         self._obs = None
         self._actions = None
+        self._own_attrs: set[str] = set()  # names set_attr created
         super().__init__(
             self._duel.batch_size,
             spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32),
@@ -131,43 +151,79 @@ class SpitVecEnv(VecEnv):
         """Set the seed used by the next ``reset()`` (which restarts from game 0 of it).
 
         None draws a seed from the operating system. Returns [seed] * num_envs.
+
+        Raises:
+            ValueError: a seed that is not None or an integer >= 0; nothing is changed then.
         """
         seed = os_seed() if seed is None else check_seed(seed)
         self._next_seed = seed
         return [seed] * self.num_envs
 
+    def set_options(self, options: list[dict] | dict | None = None) -> None:
+        """Set the options of the next ``reset()`` (module docstring), as SB3's VecEnvs do.
+
+        Args:
+            options: None, one dict for every env, or a list of ``num_envs`` dicts (or None),
+                one per env; ``"deal": [pack0, pack1]`` fixes that row's first deal.
+
+        Raises:
+            ValueError: options of another form or length, or a bad deal (naming its index);
+                nothing is changed then.
+        """
+        n = self.num_envs
+        if options is None or isinstance(options, Mapping):
+            reset_deal(options)
+            per_env = [options] * n
+        elif isinstance(options, (list, tuple)) and len(options) == n:
+            per_env = list(options)
+            for i, o in enumerate(per_env):
+                reset_deal(o, f"options[{i}]")
+        else:
+            raise ValueError(
+                f"options must be None, one dict for every env or a list of {n} dicts (one per "
+                f"env), got {options!r}"
+            )
+        self._options = [{} if o is None else copy.deepcopy(dict(o)) for o in per_env]
+
     # --- VecEnv ---------------------------------------------------------------------------------
     def reset(self):
-        """Start every row (see the module docstring for the game ids). Returns (B, D) float32."""
+        """Start every row (see the module docstring for the game ids). Returns (B, D) float32.
+
+        Uses (then forgets) the seed of :meth:`seed` and the options of :meth:`set_options`, and
+        cancels actions given to ``step_async`` and not yet stepped.
+        """
         b = self.num_envs
+        deals = [reset_deal(o, f"options[{i}]") for i, o in enumerate(self._options)]
         if self._next_seed is not None:
             self._seed, self._next_game = self._next_seed, 0
             self._rng = np.random.default_rng(self._seed)
             self._next_seed = None
         self._duel.start(
-            self._seed, self._next_game, self._duel.draw_seats(np.ones(b, bool), self._rng)
+            self._seed, self._next_game, self._duel.draw_seats(np.ones(b, bool), self._rng),
+            deals=deals if any(d is not None for d in deals) else None,
         )
         self._next_game += b
         self._obs = self._duel.learner_observe()
+        self._actions = None
         self.reset_infos = [{} for _ in range(b)]
         self._reset_seeds()
         self._reset_options()
         return self._obs.copy()
 
     def step_async(self, actions) -> None:
-        """Store the actions for :meth:`step_wait` (checked there)."""
-        self._actions = actions
+        """Check the actions and keep them for :meth:`step_wait`.
 
-    def step_wait(self):
-        """Returns (obs (B, D) float32, rewards (B,) float32, dones (B,) bool, infos list[dict]).
+        Args:
+            actions: (num_envs,) (or (num_envs, 1)) integer action ids 0-22.
 
         Raises:
-            ValueError: before reset, actions not (num_envs,) integers 0-22, or (with
-                ``illegal_action="raise"``) an illegal action.
+            ValueError: before reset, after an opponent failure, actions not (num_envs,)
+                integers 0-22, or (with ``illegal_action="raise"``) an illegal action; nothing
+                is changed then (actions given before and not yet stepped stay pending).
         """
         if self._obs is None:
             raise ValueError("step() called before reset(); call reset() first")
-        actions, self._actions = self._actions, None
+        self._duel.need_start()
         b = self.num_envs
         a = np.asarray(actions)
         if a.shape == (b, 1):
@@ -182,8 +238,30 @@ class SpitVecEnv(VecEnv):
             raise ValueError(
                 f"actions must be action ids 0-{N_ACTIONS - 1}, got actions[{bad[0]}] = {a[bad[0]]}"
             )
+        a = a.astype(np.int64)  # a copy: the caller's array may change before step_wait
+        self._duel.refuse_illegal(a, np.ones(b, bool), lambda i: f"actions[{i}]")
+        self._actions = a
+
+    def step_wait(self):
+        """Step every row with the actions of :meth:`step_async`.
+
+        Returns:
+            (obs (B, D) float32, rewards (B,) float32, dones (B,) bool, infos list[dict]).
+
+        Raises:
+            ValueError: no actions pending (``step_async`` was not called since the last step
+                or reset); nothing is changed then.
+        """
+        if self._actions is None:
+            raise ValueError(
+                "step_wait() called without actions pending; call step_async(actions) first "
+                "(or step(actions))"
+            )
+        self._duel.need_start()
+        b = self.num_envs
+        a, self._actions = self._actions, None
         infos: list[dict] = [{} for _ in range(b)]
-        rewards, dones = self._advance(a.astype(np.int64, copy=False), np.ones(b, bool), infos)
+        rewards, dones = self._advance(a, np.ones(b, bool), infos)
         for _ in range(self.skip_forced_waits):
             masks = self.action_masks()
             forced = ~dones & masks[:, WAIT] & (masks.sum(axis=1) == 1)
@@ -228,10 +306,15 @@ class SpitVecEnv(VecEnv):
         return self._duel.learner_masks()
 
     def snapshot(self, index: int = 0) -> dict:
-        """The public table of row ``index``'s game (format: docs/ENVIRONMENTS.md)."""
+        """The public table of row ``index``'s game (format: docs/ENVIRONMENTS.md).
+
+        Raises:
+            ValueError: before reset, or an index that is not an integer 0..num_envs-1.
+        """
+        index = check_int("index", index, 0, self.num_envs - 1)
         if self._obs is None:
             raise ValueError("snapshot() called before reset()")
-        return self._duel.snapshot(int(index))
+        return self._duel.snapshot(index)
 
     def public_tables(self) -> list:
         """The learners' public tables (``spit_env.core.PublicTable``).
@@ -270,43 +353,90 @@ class SpitVecEnv(VecEnv):
             return None
         return text
 
+    def get_images(self):
+        """Not available: the tables are rendered as text (``render``), never as images.
+
+        Raises:
+            ValueError: always.
+        """
+        raise ValueError(
+            "SpitVecEnv renders text (render_mode 'ansi' or 'human'), not images: use render()"
+        )
+
     def close(self) -> None:
-        """Nothing to release."""
+        """Nothing to release; the VecEnv stays usable."""
 
     # --- attribute plumbing ---------------------------------------------------------------------
     def _indices(self, indices) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        if isinstance(indices, (int, np.integer)):
-            indices = [indices]
-        if not isinstance(indices, Iterable):
-            raise ValueError(f"indices must be None, an int or a list of ints, got {indices!r}")
-        out = [int(i) for i in indices]
-        bad = [i for i in out if not 0 <= i < self.num_envs]
-        if bad:
-            raise ValueError(f"indices must be in 0..{self.num_envs - 1}, got {bad}")
-        return out
+        n = self.num_envs
+        items = [indices] if is_int(indices) else indices
+        if items is None:
+            return list(range(n))
+        ok = isinstance(items, Iterable) and not isinstance(items, (str, bytes, Mapping))
+        out = list(items) if ok else []
+        if not ok or not all(is_int(i) and 0 <= i < n for i in out):
+            raise ValueError(
+                f"indices must be None, an env index or a list of env indices in 0..{n - 1}, "
+                f"got {indices!r}"
+            )
+        return [int(i) for i in out]
+
+    def _all_envs(self, indices, what: str) -> None:
+        if sorted(set(self._indices(indices))) != list(range(self.num_envs)):
+            raise ValueError(
+                f"{what} acts on the whole SpitVecEnv (its rows share one object), so indices "
+                f"must address all envs (None), got {indices!r}"
+            )
 
     def get_attr(self, attr_name: str, indices=None) -> list:
-        """This object's attribute, once per index (the rows share one object)."""
+        """This object's attribute, once per index (the rows share one object).
+
+        Raises:
+            AttributeError: an unknown name (as SB3's VecEnvs); ValueError: bad indices.
+        """
         idx = self._indices(indices)
         value = getattr(self, attr_name)
         return [value for _ in idx]
 
     def set_attr(self, attr_name: str, value, indices=None) -> None:
-        """Set an attribute of this object; ``indices`` must address every row."""
-        if sorted(set(self._indices(indices))) != list(range(self.num_envs)):
-            raise ValueError(
-                "set_attr must address all envs of a SpitVecEnv (they share one object)"
-            )
+        """Set an attribute of this object; ``indices`` must address every row (module docstring).
+
+        Raises:
+            ValueError: indices that leave out an env, a name that is not settable (the
+                VecEnv's own structure, methods, private names) or a bad value; nothing is
+                changed then.
+        """
+        self._all_envs(indices, "set_attr")
+        if not isinstance(attr_name, str):
+            raise ValueError(f"attr_name must be a string, got {attr_name!r}")
         if attr_name == "opponent":
             self.set_opponent(value)
-        else:
+        elif attr_name == "skip_forced_waits":
+            self.skip_forced_waits = check_int("skip_forced_waits", value, 0, 16)
+        elif attr_name in self._own_attrs or not (
+            attr_name.startswith("_") or hasattr(self, attr_name)
+        ):
             setattr(self, attr_name, value)
+            self._own_attrs.add(attr_name)
+        else:
+            raise ValueError(
+                f"set_attr cannot set {attr_name!r} (part of the SpitVecEnv itself); settable: "
+                f"{list(_SETTABLE)} and new attributes of your own"
+            )
 
     def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
-        """Call a method: the per-row ones row by row, any other once (module docstring)."""
+        """Call a method: the per-row ones row by row, any other once (module docstring).
+
+        Raises:
+            AttributeError: an unknown name (as SB3's VecEnvs); ValueError: bad indices,
+                arguments given to a per-row method, a subset of envs for a whole-object
+                method, or a name that is not a method; and whatever the method raises.
+        """
         idx = self._indices(indices)
+        if method_name in _PER_ROW_METHODS and (method_args or method_kwargs):
+            raise ValueError(
+                f"env_method({method_name!r}) takes no arguments: the rows are given by indices"
+            )
         if method_name == "action_masks":
             masks = self.action_masks()
             return [masks[i] for i in idx]
@@ -319,7 +449,11 @@ class SpitVecEnv(VecEnv):
                     print(text)
                 return [None for _ in idx]
             return out
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        method = getattr(self, method_name)
+        if not callable(method):
+            raise ValueError(f"env_method({method_name!r}): {method_name!r} is not a method")
+        self._all_envs(indices, f"env_method({method_name!r})")
+        result = method(*method_args, **method_kwargs)
         return [result for _ in idx]
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:

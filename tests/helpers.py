@@ -1,9 +1,12 @@
 """The helpers the tests share (one module): short games for the API checkers, a mask computed
 from a snapshot by the rule table of docs/RULES.md (independent of the core's mask code), deals
-built to order, and random legal play (on ``spit_env.policy.uniform_legal_actions``, the
-package's one "any legal move" helper)."""
+built to order, random legal play (on ``spit_env.policy.uniform_legal_actions``, the
+package's one "any legal move" helper), and what "nothing changed" means for any view: the same
+tables (snapshots of every game) and the same future given the same inputs."""
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -82,3 +85,103 @@ def random_joint_actions(mask: np.ndarray, rng, wait_bias: float = 0.0) -> np.nd
     # drawn even at wait_bias 0, so that a run's stream does not depend on it
     actions[(rng.random(actions.shape) < wait_bias) & mask[..., rules.WAIT]] = rules.WAIT
     return actions
+
+
+# --- "nothing changed": the tables and the future of an environment --------------------------------
+#: Games that end within a few decision epochs (truncated at 0.9 s of game time), to reach the end.
+TINY = SpitConfig(max_game_ms=900, max_rounds=1, spit_delay_ms=700)
+
+
+def plain(x):
+    """``x`` with NumPy arrays and scalars as Python lists and numbers, so that ``==`` compares
+    whole records (nested dicts, lists and tuples)."""
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, dict):
+        return {k: plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    return x
+
+
+def tables(env) -> list | None:
+    """The snapshot of every game of a view (every row of a SpitVecEnv); None before a reset."""
+    from spit_env import SpitVecEnv
+
+    try:
+        if isinstance(env, SpitVecEnv):
+            return [env.snapshot(i) for i in range(env.num_envs)]
+        return [env.snapshot()]
+    except ValueError:
+        return None
+
+
+def _attempt(call):
+    try:
+        return ["ok", plain(call())]
+    except ValueError as err:
+        return ["ValueError", str(err)]
+
+
+def future(env, steps: int = 4, seed: int = 0) -> list:
+    """What a deep copy of ``env`` (any view) does next, given the same inputs: ``steps`` random
+    legal decisions (the generator seeded with ``seed``), then, for an env that had been reset, a
+    ``reset()`` without a seed (the next game id). A SpitVecEnv first gets ``step_wait()`` (its
+    pending actions, or the error for none). A record comparable with ``==``; ``env`` is untouched."""
+    from spit_env import SpitAECEnv, SpitGymEnv, SpitParallelEnv, SpitVecEnv
+
+    env = copy.deepcopy(env)
+    rng = np.random.default_rng(seed)
+    started = tables(env) is not None
+    out = []
+    if isinstance(env, SpitVecEnv):
+        out.append(_attempt(env.step_wait))
+    for _ in range(steps):
+        if tables(env) is None:
+            break
+        if isinstance(env, SpitVecEnv):
+            out.append(_attempt(lambda: env.step(uniform_legal_actions(env.action_masks(), rng))))
+        elif isinstance(env, SpitGymEnv):
+            action = int(uniform_legal_actions(env.action_masks(), rng))
+            out.append(_attempt(lambda a=action: env.step(a)))
+        elif isinstance(env, SpitParallelEnv):
+            if not env.agents:
+                break
+            out.append(_attempt(lambda: env.step(random_actions(env, env_obs(env), rng))))
+        elif isinstance(env, SpitAECEnv):
+            if not env.agents:
+                break
+            agent = env.agent_selection
+            obs, _, term, trunc, _ = env.last()
+            action = None if term or trunc else int(
+                uniform_legal_actions(obs["action_mask"].astype(bool), rng))
+            out.append([agent, _attempt(lambda a=action: env.step(a)),
+                        plain(env.last()) if env.agents else None])
+        else:
+            raise TypeError(f"not a view of the package: {type(env).__name__}")
+        out.append(tables(env))
+    if started:
+        out.append(_attempt(env.reset))
+        out.append(tables(env))
+    return out
+
+
+def env_obs(env) -> dict:
+    """The current observations of a ParallelEnv's live agents, as ``step`` returns them."""
+    masks = env.action_masks()
+    return {a: {"action_mask": masks[a].astype(np.int8)} for a in env.agents}
+
+
+def assert_refused(env, call, match: str | None = None) -> str:
+    """``call(env)`` must raise ValueError (its message matching ``match``) and leave ``env``
+    exactly as it was: the same tables (every row) and the same future. Returns the message."""
+    import pytest
+
+    before, then = tables(env), future(env)
+    with pytest.raises(ValueError, match=match) as err:
+        call(env)
+    assert tables(env) == before, f"the refused call changed the tables: {err.value}"
+    assert future(env) == then, f"the refused call changed the future: {err.value}"
+    return str(err.value)
