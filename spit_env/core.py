@@ -72,6 +72,7 @@ __all__ = [
     "legal_action_mask",
     "observe",
     "snapshot",
+    "fast_forward",
 ]
 
 P, S, H = rules.N_PLAYERS, rules.N_STOCKS, rules.MAX_STOCK_HEIGHT
@@ -1050,6 +1051,67 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
     if late.size:
         _finish(st, late, np.full(late.size, -1), True, out, ev)
     return st, _finish_out(out, ev)
+
+
+def fast_forward(state: CoreState, rows, seat, max_epochs=None) -> np.ndarray:
+    """Skip the decision epochs in which ``seat`` can only WAIT and nothing else happens.
+
+    A seat whose only legal move is WAIT (a free seat in the play phase with no table move, D9)
+    decides WAIT at each of its decision epochs, and each WAIT lands ``wait_ms`` later and
+    changes nothing on the table. While the other seat's move is in flight, those epochs follow
+    each other until the other move lands, the D17 stall timeout comes or the game reaches
+    ``max_game_ms`` (D16). This function jumps over them: in each selected row where ``seat`` is
+    free with WAIT as its only move and the other seat is busy, it plays the k forced WAITs of
+    ``seat`` that land strictly before all three (clock + k * wait_ms, k more decisions), leaving
+    the seat free at its next decision epoch, again with WAIT as its only move. The state is
+    exactly the one that k calls of :func:`step` with WAIT for both seats would give (no
+    events, no rewards); other rows are untouched.
+
+    Args:
+        state: updated in place.
+        rows: (R,) increasing integer row indices or a (B,) bool array.
+        seat: 0 / 1, or an (R,) integer array (one seat per selected row).
+        max_epochs: None, or an int / (R,) integer array >= 0: skip at most that many epochs
+            per row.
+
+    Returns:
+        (R,) int64 epochs skipped per selected row (0 where nothing could be skipped).
+
+    Raises:
+        ValueError: bad ``rows`` (or a row given twice), ``seat`` or ``max_epochs``.
+    """
+    st = state
+    if seat is None:
+        raise ValueError("seat must be 0, 1 or an integer array (one seat per selected row)")
+    R, sp = _select(st, rows, seat)
+    if R.size > 1 and (R[1:] <= R[:-1]).any():
+        raise ValueError("rows must be increasing row indices (each row once) or a bool array")
+    if max_epochs is not None:
+        cap = np.asarray(max_epochs)
+        if cap.dtype.kind not in "iu" or cap.shape not in ((), R.shape) or (cap < 0).any():
+            raise ValueError(f"max_epochs must be None or integers >= 0, one or one per row "
+                             f"({R.size}), got {max_epochs!r}")
+    if R.size == 0:
+        return np.zeros(0, np.int64)
+    cfg = st.config
+    f, fo = R * P + sp, R * P + (1 - sp)
+    free = st.fl_action.reshape(-1).take(f) < 0
+    forced = (_mask_bits(st).reshape(-1).take(f) & np.uint32(_TABLE_BITS | _SLAP_BITS)) == 0
+    other = st.fl_land.reshape(-1).take(fo)  # NO_LAND when free
+    clock = st.clock.take(R)
+    limit = np.minimum(other, cfg.max_game_ms)
+    if cfg.stall_timeout_ms is not None:
+        limit = np.minimum(limit, st.last_move.take(R) + cfg.stall_timeout_ms)
+    ok = free & forced & (other < NO_LAND) & (st.phase.take(R) == PLAY)
+    k = np.where(ok, (limit - clock - 1) // cfg.wait_ms, 0)
+    k = np.maximum(k, 0)
+    if max_epochs is not None:
+        k = np.minimum(k, cap)
+    go = k.nonzero()[0]
+    if go.size:
+        st.clock[R[go]] = clock[go] + k[go] * cfg.wait_ms
+        st.decisions.reshape(-1)[f[go]] += k[go].astype(np.int32)
+    return k
 
 
 def _finish_out(out: StepOutput, ev) -> StepOutput:
