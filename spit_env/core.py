@@ -12,6 +12,7 @@ Functions (each takes a :class:`CoreState`; ``reset`` and ``step`` update it in 
     legal_action_mask(state, rows=None, seat=None) -> (B, 2, 23) bool (or a part of it)
     observe(state, rows=None, seat=None) -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
     snapshot(state, row)     -> dict (the snapshot format of the reference game)
+    fast_forward(state, rows, seat, max_epochs=None) -> (R,) epochs of forced WAITs skipped
 
 Dimension letters (rules.py): B games, P players (2), S stock places (5), H stock height (5),
 A actions (23), D observation length, N cards (52).
