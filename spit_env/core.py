@@ -380,14 +380,18 @@ class _Events:
         n = len(rows)
         if n == 0:
             return
+        # arrays are taken as they are now; a scalar (most columns of most events) is kept as
+        # one int and widened to n rows only in log(), which is cheaper than broadcasting here
         cols = [rows, type_, player, clock, action, card, pile, value]
-        self.parts.append([np.broadcast_to(np.asarray(c, dtype=np.int64), (n,)) for c in cols])
+        self.parts.append((n, [np.asarray(c, np.int64) if isinstance(c, np.ndarray) else c
+                               for c in cols]))
 
     def log(self) -> EventLog:
         if not self.parts:
             e = np.zeros(0, np.int64)
             return EventLog(e, e, e, e, e, e, e, e)
-        cols = [np.concatenate([p[i] for p in self.parts]) for i in range(8)]
+        cols = [np.concatenate([c[i] if isinstance(c[i], np.ndarray) else np.full(n, c[i], np.int64)
+                                for n, c in self.parts]) for i in range(8)]
         order = np.argsort(cols[0], kind="stable")
         return EventLog(*[c[order] for c in cols])
 
