@@ -8,7 +8,7 @@ Functions (each takes a :class:`CoreState`; ``reset`` and ``step`` update it in 
 
     state = init(config, batch_size, seed=0, *, first_game=0, deals=None)
     state = reset(state, rows, game_ids, deals=None)
-    state, out = step(state, actions, *, rows=None, events=False)
+    state, out = step(state, actions, *, rows=None, events=False)  # events: bool or names
     legal_action_mask(state, rows=None, seat=None) -> (B, 2, 23) bool (or a part of it)
     observe(state, rows=None, seat=None) -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
     snapshot(state, row)     -> dict (the snapshot format of the reference game)
@@ -371,15 +371,32 @@ class StepOutput:
 
 
 class _Events:
-    """Collects event columns during one step; rows get grouped at the end (stable by row)."""
+    """Collects event columns during one step; rows get grouped at the end (stable by row).
 
-    def __init__(self):
+    ``keep``: None (every event) or a (len(EVENT_NAMES),) bool array, the event types kept.
+    """
+
+    def __init__(self, keep=None):
         self.parts = []
+        self.keep = keep
 
     def add(self, rows, type_, player, clock, action=-1, card=-1, pile=-1, value=0):
         n = len(rows)
         if n == 0:
             return
+        if self.keep is not None:
+            if not isinstance(type_, np.ndarray):
+                if not self.keep[type_]:
+                    return
+            else:
+                k = self.keep[type_]
+                if not k.all():
+                    n = int(k.sum())
+                    if n == 0:
+                        return
+                    rows, type_, player, clock, action, card, pile, value = (
+                        c[k] if isinstance(c, np.ndarray) else c
+                        for c in (rows, type_, player, clock, action, card, pile, value))
         # arrays are taken as they are now; a scalar (most columns of most events) is kept as
         # one int and widened to n rows only in log(), which is cheaper than broadcasting here
         cols = [rows, type_, player, clock, action, card, pile, value]
@@ -944,7 +961,9 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
             (anything else is illegal). Illegal actions become WAIT with an ``illegal`` event
             (``illegal_action="wait"``) or raise (``"raise"``).
         rows: optional (B,) bool, only those rows advance (the others are untouched).
-        events: also return the step's events (EventLog).
+        events: also return the step's events (EventLog): True for all of them, or a
+            collection of event type names (``rules.EVENT_NAMES``) to return only those
+            (cheaper when few are needed, e.g. ``("round_end",)``).
         latency_ms: optional (B, P) integer ms: where >= 1, the time from decision to landing of
             the move the seat decides this step (WAIT included), instead of its latency draw or
             ``wait_ms`` (D7); -1 keeps the draw. For latencies the core cannot draw, such as a
@@ -954,7 +973,7 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
         (state, StepOutput).
 
     Raises:
-        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows`` or
+        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows``, ``events`` or
             ``latency_ms``, or an illegal action under ``illegal_action="raise"``; the state is
             then unchanged.
     """
@@ -963,6 +982,7 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
     B = st.batch_size
     acts = _check_actions(actions, B).astype(np.intp, copy=False)
     override = None if latency_ms is None else _check_latency(latency_ms, B)
+    ev = _event_collector(events)
     active = st.phase != OVER
     if rows is not None:
         active &= _check_rows(rows, B)
@@ -981,7 +1001,6 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
     st._bits = st._tbits = None
     out = _blank_out(B)
     out.illegal = illegal
-    ev = _Events() if events else None
     eff = acts
     if any_illegal:
         eff = np.where(illegal, rules.WAIT, acts)
@@ -1117,6 +1136,21 @@ def fast_forward(state: CoreState, rows, seat, max_epochs=None) -> np.ndarray:
         st.clock[R[go]] = clock[go] + k[go] * cfg.wait_ms
         st.decisions.reshape(-1)[f[go]] += k[go].astype(np.int32)
     return k
+
+
+def _event_collector(events) -> _Events | None:
+    """The step's event collector for its ``events`` argument (None: no events)."""
+    if events is None or isinstance(events, (bool, np.bool_, int, np.integer)):
+        return _Events() if events else None
+    if isinstance(events, (str, bytes)) or not hasattr(events, "__iter__"):
+        raise ValueError(f"events must be True, False or a collection of event names "
+                         f"{rules.EVENT_NAMES}, got {events!r}")
+    keep = np.zeros(len(rules.EVENT_NAMES), bool)
+    for name in events:
+        if name not in rules.EVENT_NAMES:
+            raise ValueError(f"events: unknown event name {name!r}; allowed: {rules.EVENT_NAMES}")
+        keep[rules.EVENT_NAMES.index(name)] = True
+    return _Events(keep)
 
 
 def _finish_out(out: StepOutput, ev) -> StepOutput:

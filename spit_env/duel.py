@@ -94,10 +94,11 @@ class Duel:
         self.states: list = []
         self.set_opponent(opponent)
         # Events cost time in the core: ask for them only when a reward or the episode end needs
-        # them.
-        self.need_events = (
-            bool(events) or reward == "round" or episode == "round" or self.shaping != 0.0
-        )
+        # them, and only the types it needs (all of them for ``events``).
+        wanted = ({"round_end"} if reward == "round" or episode == "round" else set()) | (
+            {"play"} if self.shaping != 0.0 else set())
+        self.event_types = True if events else tuple(sorted(wanted))
+        self.need_events = bool(events) or bool(wanted)
         self.seat = np.zeros(self.batch_size, np.int64)
         self.owner = np.zeros(self.batch_size, np.int64)
         self._idx = np.arange(self.batch_size)
@@ -356,7 +357,8 @@ class Duel:
         """
         if len(self.states) == 1:
             # rows outside ``rows`` are untouched by the core: no flags, zero rewards
-            _, out = core.step(self.states[0], joint, rows=rows, events=self.need_events)
+            _, out = core.step(self.states[0], joint, rows=rows,
+                               events=self.need_events and self.event_types)
             logs = [] if out.events is None else [out.events]
             return out.terminated, out.truncated, out.rewards[self._idx, self.seat], logs
         b = self.batch_size
@@ -368,7 +370,7 @@ class Duel:
             rk = rows & (self.owner == k)
             if not rk.any():
                 continue
-            _, out = core.step(state, joint, rows=rk, events=self.need_events)
+            _, out = core.step(state, joint, rows=rk, events=self.need_events and self.event_types)
             term |= np.asarray(out.terminated) & rk
             trunc |= np.asarray(out.truncated) & rk
             rew += np.where(rk[:, None], out.rewards, 0.0)

@@ -533,3 +533,29 @@ def test_given_latency_replaces_the_draw_and_bad_values_change_nothing():
     core.step(state, acts, latency_ms=np.full((3, 2), 5))  # busy seats keep their landing
     moved = state.fl_land[busy]
     assert ((moved == lands[busy]) | (state.fl_action[busy] < 0)).all()
+
+
+def test_step_returns_only_the_event_types_asked_for():
+    config = SpitConfig(max_game_ms=60_000)
+    rng = np.random.default_rng(2)
+    full, part = core.init(config, 16, seed=3), core.init(config, 16, seed=3)
+    wanted = ("round_end", "play", "illegal")
+    codes = [rules.EVENT_NAMES.index(n) for n in wanted]
+    seen = set()
+    for _ in range(400):
+        acts = random_joint_actions(core.legal_action_mask(full), rng, WAIT_BIAS)
+        acts[rng.random(acts.shape) < 0.02] = rules.SLAP_BASE  # some illegal moves
+        _, a = core.step(full, acts, events=True)
+        _, b = core.step(part, acts, events=wanted)
+        keep = np.isin(a.events.type, codes)
+        for name in ("row", "type", "player", "clock_ms", "action", "card", "pile", "value"):
+            np.testing.assert_array_equal(getattr(b.events, name), getattr(a.events, name)[keep])
+        seen.update(rules.EVENT_NAMES[t] for t in b.events.type)
+        over = full.phase == rules.PHASE_OVER
+        if over.any():
+            core.reset(full, over, np.arange(16) + 100)
+            core.reset(part, over, np.arange(16) + 100)
+    assert seen == set(wanted)
+    for bad in ("round_end", ["round_end", "nope"]):
+        with pytest.raises(ValueError, match="event"):
+            core.step(part, np.zeros((16, 2), np.int64), events=bad)
