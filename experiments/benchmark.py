@@ -13,6 +13,8 @@ Rows of the table:
 * ``reference``: the scalar reference game (``spit_env.reference.ReferenceGame``), one game at a
   time, doing the same work (both masks, a random legal move per seat, the step, a new game when
   one ends).
+* ``core+obs B=n``: the same loop, also building both seats' observations (``core.observe``,
+  (n, 2, D) float32) at every step.
 * ``ratio``: core game-steps/s divided by the reference's, per B.
 * environment adapters (PettingZoo ParallelEnv, SB3 SpitVecEnv): see ``ADAPTER_BENCHMARKS``.
 * ``planner-fast`` / ``planner B=256 vs racer``: the planning bot's decisions per second in seat
@@ -38,8 +40,8 @@ import numpy as np
 from spit_env import core, rules
 from spit_env.config import SpitConfig
 
-__all__ = ["random_legal_actions", "bench_core", "bench_reference", "run", "main",
-           "ADAPTER_BENCHMARKS"]
+__all__ = ["random_legal_actions", "bench_core", "bench_core_observed", "bench_reference", "run",
+           "main", "ADAPTER_BENCHMARKS"]
 
 def _select_tables(width: int = 12) -> tuple[np.ndarray, np.ndarray]:
     """For every ``width``-bit word x: its number of set bits, and at ``x * width + j`` the
@@ -117,6 +119,33 @@ def bench_core(config: SpitConfig, batch: int, steps: int, seed: int = 0) -> tup
     return n / wall, n / cpu
 
 
+def bench_core_observed(config: SpitConfig, batch: int, steps: int,
+                        seed: int = 0) -> tuple[float, float]:
+    """(wall, CPU) game-steps/s of :func:`bench_core`'s loop that also builds both seats'
+    observations (``core.observe``, (B, 2, D) float32) at every step, as a multi-agent trainer
+    reading every game's state would."""
+    rng = np.random.default_rng(seed)
+    state = core.init(config, batch, seed)
+    next_id = [batch]
+
+    def loop(n: int) -> int:
+        nonlocal state
+        for _ in range(n):
+            core.observe(state)
+            actions = random_legal_actions(core.legal_action_mask(state), rng)
+            state, out = core.step(state, actions)
+            over = state.phase == rules.PHASE_OVER
+            if over.any():
+                ids = next_id[0] + np.arange(batch, dtype=np.int64)
+                next_id[0] += batch
+                core.reset(state, over, ids)
+        return n * batch
+
+    loop(max(5, steps // 20))
+    wall, cpu, n = _timed(lambda: loop(steps))
+    return n / wall, n / cpu
+
+
 def bench_reference(config: SpitConfig, steps: int, seed: int = 0) -> tuple[float, float]:
     """(wall, CPU) game-steps/s of the reference game with the same random-legal work."""
     from spit_env.reference import ReferenceGame
@@ -175,19 +204,29 @@ def bench_parallel_env(config: SpitConfig, steps: int, seed: int = 0) -> tuple[f
 
 
 def bench_vec_env(config: SpitConfig, batch: int, steps: int, seed: int = 0,
-                  opponent: str = "greedy") -> tuple[float, float]:
+                  opponent: str = "greedy", training: bool = False) -> tuple[float, float]:
     """(wall, CPU) learner decisions/s of ``SpitVecEnv(batch, opponent=opponent)`` with a random
     legal learner: ``action_masks()``, the choice and ``step`` (which runs the core on while the
-    learner is busy, with the opponent bot deciding in batch, and auto-resets)."""
+    learner is busy, with the opponent bot deciding in batch, and auto-resets).
+
+    ``training``: the environment as ``experiments.train_ppo`` runs it by default: up to
+    ``FORCED_WAIT_SKIPS`` forced WAITs played per step, and a learner that never WAITs while it
+    has another legal move (``--mask-wait``)."""
     from spit_env.vec_env import SpitVecEnv
 
     rng = np.random.default_rng(seed)
-    venv = SpitVecEnv(batch, opponent=opponent, config=config, seed=seed)
+    skips = 0
+    if training:
+        from experiments.ppo_envs import FORCED_WAIT_SKIPS as skips
+    venv = SpitVecEnv(batch, opponent=opponent, config=config, seed=seed, skip_forced_waits=skips)
     venv.reset()
 
     def loop(n: int) -> int:
         for _ in range(n):
-            venv.step(random_legal_actions(venv.action_masks(), rng))
+            masks = venv.action_masks()
+            if training:  # --mask-wait: WAIT only when nothing else is legal
+                masks[masks[:, 1:].any(axis=1), 0] = False
+            venv.step(random_legal_actions(masks, rng))
         return n * batch
 
     loop(max(5, steps // 20))
@@ -204,14 +243,18 @@ def _adapter_rows(args: argparse.Namespace) -> list[dict]:
     rows.append({"name": "ParallelEnv loop", "steps_per_s": wall, "cpu_steps_per_s": cpu,
                  "unit": "game-steps/s", "core_steps_per_s": core1[0],
                  "ratio_to_core": wall / core1[0], "ratio_to": "core B=1"})
-    # the PPO training sizes (num_envs 64-512), greedy and the strongest bot as opponents
-    for b, opponent in ((1, "greedy"), (64, "greedy"), (256, "greedy"), (512, "greedy"), (256, "racer")):
+    # the PPO training sizes (num_envs 64-512), greedy and the strongest bot as opponents; the
+    # last row is train_ppo's default environment (512 games, forced WAITs skipped, --mask-wait)
+    for b, opponent, training in ((1, "greedy", False), (64, "greedy", False), (256, "greedy", False),
+                                  (512, "greedy", False), (256, "racer", False), (512, "greedy", True)):
         steps = max(10, {1: 600, 64: 150, 256: 60, 512: 40}[b] // scale)
         core_b = _median_rate(lambda b=b, steps=steps: bench_core(config, b, 4 * steps), args.repeats)
-        wall, cpu = _median_rate(lambda b=b, steps=steps, o=opponent: bench_vec_env(config, b, steps, opponent=o),
-                                 args.repeats)
-        rows.append({"name": f"SpitVecEnv B={b} {opponent}", "steps_per_s": wall, "cpu_steps_per_s": cpu,
-                     "unit": "learner decisions/s (each runs several core game-steps)",
+        wall, cpu = _median_rate(lambda b=b, steps=steps, o=opponent, t=training:
+                                 bench_vec_env(config, b, steps, opponent=o, training=t), args.repeats)
+        rows.append({"name": f"SpitVecEnv B={b} {opponent}{' train' if training else ''}",
+                     "steps_per_s": wall, "cpu_steps_per_s": cpu,
+                     "unit": "learner decisions/s (each runs several core game-steps)"
+                             + (", train_ppo's skips and --mask-wait" if training else ""),
                      "core_steps_per_s": core_b[0], "ratio_to_core": wall / core_b[0],
                      "ratio_to": f"core B={b} game-steps/s"})
     return rows
@@ -296,9 +339,11 @@ def run(args: argparse.Namespace) -> dict:
         "unit": "game-steps/s (one step of one game: both seats' moves, mask and random choice "
                 "included)",
         "core": [],
+        "core_observed": [],
         "adapters": [],
     }
-    progress = _progress(len(args.sizes) + 1 + len(ADAPTER_BENCHMARKS), args.quiet)
+    progress = _progress(len(args.sizes) + len(args.observed_sizes) + 1 + len(ADAPTER_BENCHMARKS),
+                         args.quiet)
     ref_wall, ref_cpu = _median_rate(lambda: bench_reference(config, ref_steps), args.repeats)
     results["reference"] = {"game_steps_per_s": ref_wall, "cpu_game_steps_per_s": ref_cpu}
     progress()
@@ -309,6 +354,15 @@ def run(args: argparse.Namespace) -> dict:
         results["core"].append({
             "batch_size": b, "game_steps_per_s": wall, "cpu_game_steps_per_s": cpu,
             "ratio_to_reference": wall / ref_wall, "state_bytes_per_game": state.nbytes_per_game(),
+        })
+        progress()
+    for b in args.observed_sizes:
+        steps = core_steps.get(b, max(10, 400_000 // (b * (10 if args.quick else 1))))
+        wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core_observed(config, b, steps),
+                                 args.repeats)
+        results["core_observed"].append({
+            "batch_size": b, "game_steps_per_s": wall, "cpu_game_steps_per_s": cpu,
+            "ratio_to_reference": wall / ref_wall,
         })
         progress()
     for bench in ADAPTER_BENCHMARKS:
@@ -338,12 +392,15 @@ def format_table(results: dict) -> str:
         lines.append(f"{'core B=' + str(row['batch_size']):<22}{row['game_steps_per_s']:>16,.0f}"
                      f"{row['cpu_game_steps_per_s']:>16,.0f}{row['ratio_to_reference']:>14.2f}"
                      f"{row['state_bytes_per_game']:>12}")
+    for row in results.get("core_observed", []):
+        lines.append(f"{'core+obs B=' + str(row['batch_size']):<22}{row['game_steps_per_s']:>16,.0f}"
+                     f"{row['cpu_game_steps_per_s']:>16,.0f}{row['ratio_to_reference']:>14.2f}")
     for row in results["adapters"]:
         ratio = f"  ({row['ratio_to_core']:.2f} x {row['ratio_to']})" if "ratio_to_core" in row else ""
         if "ms_per_decision" in row:
             ratio = (f"  ({row['ms_per_decision']:.2f} ms per decision, "
                      f"{row['rollouts_per_decision']:.0f} rollouts each)")
-        lines.append(f"{row['name']:<22}{row['steps_per_s']:>16,.0f}  {row.get('unit', '')}{ratio}")
+        lines.append(f"{row['name']:<30}{row['steps_per_s']:>16,.0f}  {row.get('unit', '')}{ratio}")
     return "\n".join(lines)
 
 
@@ -352,6 +409,9 @@ def main(argv: list[str] | None = None) -> dict:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 4096],
                         help="batch sizes B of the core (default: 1 64 1024 4096)")
+    parser.add_argument("--observed-sizes", type=int, nargs="*", default=[4096],
+                        help="batch sizes of the core row that also builds both seats' observations "
+                             "at every step (default: 4096; none: no such row)")
     parser.add_argument("--repeats", type=int, default=5,
                         help="timed runs per figure; the median is reported (default 5)")
     parser.add_argument("--quick", action="store_true", help="10x fewer steps (a smoke run)")
@@ -360,7 +420,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
-    if any(b < 1 for b in args.sizes):
+    if any(b < 1 for b in args.sizes + args.observed_sizes):
         parser.error("--sizes must be >= 1")
     results = run(args)
     print(format_table(results))

@@ -8,10 +8,11 @@ Functions (each takes a :class:`CoreState`; ``reset`` and ``step`` update it in 
 
     state = init(config, batch_size, seed=0, *, first_game=0, deals=None)
     state = reset(state, rows, game_ids, deals=None)
-    state, out = step(state, actions, *, rows=None, events=False)
+    state, out = step(state, actions, *, rows=None, events=False)  # events: bool or names
     legal_action_mask(state, rows=None, seat=None) -> (B, 2, 23) bool (or a part of it)
     observe(state, rows=None, seat=None) -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
     snapshot(state, row)     -> dict (the snapshot format of the reference game)
+    fast_forward(state, rows, seat, max_epochs=None) -> (R,) epochs of forced WAITs skipped
 
 For planning (rollouts on copies of games, never seeing a hidden card or a game's own stream)::
 
@@ -86,6 +87,7 @@ __all__ = [
     "reseed_rows",
     "PublicTable",
     "public_table",
+    "fast_forward",
 ]
 
 P, S, H = rules.N_PLAYERS, rules.N_STOCKS, rules.MAX_STOCK_HEIGHT
@@ -383,23 +385,44 @@ class StepOutput:
 
 
 class _Events:
-    """Collects event columns during one step; rows get grouped at the end (stable by row)."""
+    """Collects event columns during one step; rows get grouped at the end (stable by row).
 
-    def __init__(self):
+    ``keep``: None (every event) or a (len(EVENT_NAMES),) bool array, the event types kept.
+    """
+
+    def __init__(self, keep=None):
         self.parts = []
+        self.keep = keep
 
     def add(self, rows, type_, player, clock, action=-1, card=-1, pile=-1, value=0):
         n = len(rows)
         if n == 0:
             return
+        if self.keep is not None:
+            if not isinstance(type_, np.ndarray):
+                if not self.keep[type_]:
+                    return
+            else:
+                k = self.keep[type_]
+                if not k.all():
+                    n = int(k.sum())
+                    if n == 0:
+                        return
+                    rows, type_, player, clock, action, card, pile, value = (
+                        c[k] if isinstance(c, np.ndarray) else c
+                        for c in (rows, type_, player, clock, action, card, pile, value))
+        # arrays are taken as they are now; a scalar (most columns of most events) is kept as
+        # one int and widened to n rows only in log(), which is cheaper than broadcasting here
         cols = [rows, type_, player, clock, action, card, pile, value]
-        self.parts.append([np.broadcast_to(np.asarray(c, dtype=np.int64), (n,)) for c in cols])
+        self.parts.append((n, [np.asarray(c, np.int64) if isinstance(c, np.ndarray) else c
+                               for c in cols]))
 
     def log(self) -> EventLog:
         if not self.parts:
             e = np.zeros(0, np.int64)
             return EventLog(e, e, e, e, e, e, e, e)
-        cols = [np.concatenate([p[i] for p in self.parts]) for i in range(8)]
+        cols = [np.concatenate([c[i] if isinstance(c[i], np.ndarray) else np.full(n, c[i], np.int64)
+                                for n, c in self.parts]) for i in range(8)]
         order = np.argsort(cols[0], kind="stable")
         return EventLog(*[c[order] for c in cols])
 
@@ -952,7 +975,9 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
             (anything else is illegal). Illegal actions become WAIT with an ``illegal`` event
             (``illegal_action="wait"``) or raise (``"raise"``).
         rows: optional (B,) bool, only those rows advance (the others are untouched).
-        events: also return the step's events (EventLog).
+        events: also return the step's events (EventLog): True for all of them, or a
+            collection of event type names (``rules.EVENT_NAMES``) to return only those
+            (cheaper when few are needed, e.g. ``("round_end",)``).
         latency_ms: optional (B, P) integer ms: where >= 1, the time from decision to landing of
             the move the seat decides this step (WAIT included), instead of its latency draw or
             ``wait_ms`` (D7); -1 keeps the draw. For latencies the core cannot draw, such as a
@@ -962,7 +987,7 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
         (state, StepOutput).
 
     Raises:
-        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows`` or
+        ValueError: ``actions`` of the wrong shape / dtype / range, bad ``rows``, ``events`` or
             ``latency_ms``, or an illegal action under ``illegal_action="raise"``; the state is
             then unchanged.
     """
@@ -971,6 +996,7 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
     B = st.batch_size
     acts = _check_actions(actions, B).astype(np.intp, copy=False)
     override = None if latency_ms is None else _check_latency(latency_ms, B)
+    ev = _event_collector(events)
     active = st.phase != OVER
     if rows is not None:
         active &= _check_rows(rows, B)
@@ -989,7 +1015,6 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
     st._bits = st._tbits = None
     out = _blank_out(B)
     out.illegal = illegal
-    ev = _Events() if events else None
     eff = acts
     if any_illegal:
         eff = np.where(illegal, rules.WAIT, acts)
@@ -1064,6 +1089,82 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
     if late.size:
         _finish(st, late, np.full(late.size, -1), True, out, ev)
     return st, _finish_out(out, ev)
+
+
+def fast_forward(state: CoreState, rows, seat, max_epochs=None) -> np.ndarray:
+    """Skip the decision epochs in which ``seat`` can only WAIT and nothing else happens.
+
+    A seat whose only legal move is WAIT (a free seat in the play phase with no table move, D9)
+    decides WAIT at each of its decision epochs, and each WAIT lands ``wait_ms`` later and
+    changes nothing on the table. While the other seat's move is in flight, those epochs follow
+    each other until the other move lands, the D17 stall timeout comes or the game reaches
+    ``max_game_ms`` (D16). This function jumps over them: in each selected row where ``seat`` is
+    free with WAIT as its only move and the other seat is busy, it plays the k forced WAITs of
+    ``seat`` that land strictly before all three (clock + k * wait_ms, k more decisions), leaving
+    the seat free at its next decision epoch, again with WAIT as its only move. The state is
+    exactly the one that k calls of :func:`step` with WAIT for both seats would give (no
+    events, no rewards); other rows are untouched.
+
+    Args:
+        state: updated in place.
+        rows: (R,) increasing integer row indices or a (B,) bool array.
+        seat: 0 / 1, or an (R,) integer array (one seat per selected row).
+        max_epochs: None, or an int / (R,) integer array >= 0: skip at most that many epochs
+            per row.
+
+    Returns:
+        (R,) int64 epochs skipped per selected row (0 where nothing could be skipped).
+
+    Raises:
+        ValueError: bad ``rows`` (or a row given twice), ``seat`` or ``max_epochs``.
+    """
+    st = state
+    if seat is None:
+        raise ValueError("seat must be 0, 1 or an integer array (one seat per selected row)")
+    R, sp = _select(st, rows, seat)
+    if R.size > 1 and (R[1:] <= R[:-1]).any():
+        raise ValueError("rows must be increasing row indices (each row once) or a bool array")
+    if max_epochs is not None:
+        cap = np.asarray(max_epochs)
+        if cap.dtype.kind not in "iu" or cap.shape not in ((), R.shape) or (cap < 0).any():
+            raise ValueError(f"max_epochs must be None or integers >= 0, one or one per row "
+                             f"({R.size}), got {max_epochs!r}")
+    if R.size == 0:
+        return np.zeros(0, np.int64)
+    cfg = st.config
+    f, fo = R * P + sp, R * P + (1 - sp)
+    free = st.fl_action.reshape(-1).take(f) < 0
+    forced = (_mask_bits(st).reshape(-1).take(f) & np.uint32(_TABLE_BITS | _SLAP_BITS)) == 0
+    other = st.fl_land.reshape(-1).take(fo)  # NO_LAND when free
+    clock = st.clock.take(R)
+    limit = np.minimum(other, cfg.max_game_ms)
+    if cfg.stall_timeout_ms is not None:
+        limit = np.minimum(limit, st.last_move.take(R) + cfg.stall_timeout_ms)
+    ok = free & forced & (other < NO_LAND) & (st.phase.take(R) == PLAY)
+    k = np.where(ok, (limit - clock - 1) // cfg.wait_ms, 0)
+    k = np.maximum(k, 0)
+    if max_epochs is not None:
+        k = np.minimum(k, cap)
+    go = k.nonzero()[0]
+    if go.size:
+        st.clock[R[go]] = clock[go] + k[go] * cfg.wait_ms
+        st.decisions.reshape(-1)[f[go]] += k[go].astype(np.int32)
+    return k
+
+
+def _event_collector(events) -> _Events | None:
+    """The step's event collector for its ``events`` argument (None: no events)."""
+    if events is None or isinstance(events, (bool, np.bool_, int, np.integer)):
+        return _Events() if events else None
+    if isinstance(events, (str, bytes)) or not hasattr(events, "__iter__"):
+        raise ValueError(f"events must be True, False or a collection of event names "
+                         f"{rules.EVENT_NAMES}, got {events!r}")
+    keep = np.zeros(len(rules.EVENT_NAMES), bool)
+    for name in events:
+        if name not in rules.EVENT_NAMES:
+            raise ValueError(f"events: unknown event name {name!r}; allowed: {rules.EVENT_NAMES}")
+        keep[rules.EVENT_NAMES.index(name)] = True
+    return _Events(keep)
 
 
 def _finish_out(out: StepOutput, ev) -> StepOutput:
@@ -1283,7 +1384,12 @@ def _stall_timer(cfg: SpitConfig, clock: np.ndarray, last_move: np.ndarray) -> n
     return np.minimum((clock - last_move) / cfg.stall_timeout_ms, 1.0)
 
 
-def _player_block() -> tuple[int, int, int]:
+def _layout_blocks() -> tuple[int, int, int]:
+    """(start of the self_ block, start of the opp_ block, W) of the observation layout.
+
+    Checks the layout the builder relies on: the row fields come first, then the ``self_*``
+    fields, then the ``opp_*`` fields in the same order (a player block of W floats each).
+    """
     selfs = [f for f in rules.OBSERVATION if f.name.startswith("self_")]
     opps = [f for f in rules.OBSERVATION if f.name.startswith("opp_")]
     start, width = selfs[0].start, selfs[-1].stop - selfs[0].start
@@ -1294,36 +1400,67 @@ def _player_block() -> tuple[int, int, int]:
             "opp_ layout != self_"
         )
     assert opps[0].start == start + width, "the opp_ block must follow the self_ block"
+    assert [f.name for f in rules.OBSERVATION[:5]] == [
+        "phase", "one_pile_round", "clock", "round", "stall_timer"] and start == 7, (
+        "the row fields must come first"
+    )
     return start, opps[0].start, width
 
 
 #: A player block is the run of ``self_*`` (or ``opp_*``) fields: W floats starting at _SELF0
-#: (or _OPP0 = _SELF0 + W), the same layout for both.
-_SELF0, _OPP0, _W = _player_block()
-# one-hot rows as lookup tables (faster than broadcast comparisons over short last axes)
-_ONE_HOT_PHASE = np.eye(3, dtype=np.float32)
-_ONE_HOT_RANK = np.eye(rules.N_RANKS + 1, rules.N_RANKS, -1, dtype=np.float32)  # rank 0: all 0
-_ONE_HOT_ACTION = np.eye(A + 1, A, -1, dtype=np.float32)  # index action + 1; -1 (free): all 0
+#: (or _OPP0 = _SELF0 + W), the same layout for both. The row fields fill [0, _SELF0).
+_SELF0, _OPP0, _W = _layout_blocks()
 _EGO = np.array([[0, 1], [1, 0]], np.intp)  # [seat, egocentric pile c] -> absolute pile
 _SELF_OPP = np.array([0, 1], np.intp)  # flat player index ^ this: the seat, then its opponent
+#: by phase: the row fields (phase one-hot, then zeros for one_pile_round ... stall_timer)
+_ONE_HOT_ROW = np.eye(3, _SELF0, dtype=np.float32)
 
 
-def _rel(name: str) -> slice:
-    """The slice of player field ``name`` within a (self_ or opp_) player block."""
-    f = rules.OBS["self_" + name]
-    return slice(f.start - _SELF0, f.stop - _SELF0)
+def _rel(name: str) -> int:
+    """The offset of player field ``name`` within a (self_ or opp_) player block."""
+    return rules.OBS["self_" + name].start - _SELF0
 
 
-# observation offsets, resolved once: _O_* in the whole vector, _B_* within a player block
-_O_PHASE = rules.OBS["phase"].slice
+# Observation values as float32 lookup tables. A table entry is the float32 of the float64
+# quotient, so a lookup gives exactly what dividing in float64 and storing as float32 gives.
+_HEIGHT_F = (np.arange(H + 1) / H).astype(np.float32)  # stock_height, by cards in the place
+_CARDS_F = (np.arange(N + 1) / N).astype(np.float32)  # spit_count, cards_held, centre_size
+# By ``pidx // 196 = s * 43 + place code`` of stock place s (the legal-move cache, which encodes
+# its face-up rank and whether its top is face down): the offset within a player block of the
+# place's one-hot face-up rank column (the place's first column when none), whether that column
+# is set, and the stock_top_face_down value.
+_PLACE_CODES = np.arange(S * _N_CODES)
+_PLACE_RANK = np.where(
+    (_PLACE_CODES % _N_CODES >= 1) & (_PLACE_CODES % _N_CODES <= 28),
+    (_PLACE_CODES % _N_CODES - 1) % 14, 0)  # 1-13 face-up rank, 0 none (empty or face down)
+_PLACE_ON = (_PLACE_RANK > 0).astype(np.float32)
+_PLACE_FD = (_PLACE_CODES % _N_CODES >= 29).astype(np.float32)
+# By the top card + 1 of a centre pile: the column of its one-hot rank, and whether it is set.
+_PILE_COL = np.maximum(_RANK.astype(np.intp) - 1, 0)
+_PILE_ON = (_RANK > 0).astype(np.float32)
+
+# offsets, resolved once: _O_* in the whole vector, _B_* within a player block
 _O_ONE_PILE, _O_CLOCK = rules.OBS["one_pile_round"].start, rules.OBS["clock"].start
 _O_ROUND, _O_STALL = rules.OBS["round"].start, rules.OBS["stall_timer"].start
 _O_CTR, _O_CSIZE = rules.OBS["centre_top_rank"].slice, rules.OBS["centre_size"].slice
 _O_OPP_MOVE = rules.OBS["opp_move_in_flight"].slice
-_B_RANK, _B_FD = _rel("stock_top_rank"), _rel("stock_top_face_down")
-_B_HEIGHT, _B_SPIT = _rel("stock_height"), _rel("spit_count").start
-_B_HELD, _B_SCORE = _rel("cards_held").start, _rel("score").start
-_B_BUSY, _B_TTL, _B_MOVE = _rel("busy").start, _rel("time_to_land").start, _rel("move_in_flight")
+_B_FD = slice(_rel("stock_top_face_down"), _rel("stock_top_face_down") + S)
+_B_HEIGHT = slice(_rel("stock_height"), _rel("stock_height") + S)
+_B_SPIT, _B_HELD, _B_SCORE = _rel("spit_count"), _rel("cards_held"), _rel("score")
+_B_BUSY, _B_TTL, _B_MOVE = _rel("busy"), _rel("time_to_land"), _rel("move_in_flight")
+#: by ``pidx // 196``: the offset within a player block of the place's rank column to write
+_PLACE_AT = (_rel("stock_top_rank") + rules.N_RANKS * (_PLACE_CODES // _N_CODES)
+             + np.maximum(_PLACE_RANK - 1, 0)).astype(np.intp)
+#: the block's run of scalar fields (stock_top_face_down ... time_to_land), contiguous
+_B_SCAL = slice(_B_FD.start, _B_TTL + 1)
+assert _B_SCAL.stop - _B_SCAL.start == 3 * S and _B_MOVE == _B_SCAL.stop, "block layout"
+# offsets within that run
+_C_FD = slice(_B_FD.start - _B_SCAL.start, _B_FD.stop - _B_SCAL.start)
+_C_HEIGHT = slice(_B_HEIGHT.start - _B_SCAL.start, _B_HEIGHT.stop - _B_SCAL.start)
+_C_SPIT, _C_HELD, _C_SCORE, _C_BUSY, _C_TTL = (
+    b - _B_SCAL.start for b in (_B_SPIT, _B_HELD, _B_SCORE, _B_BUSY, _B_TTL))
+#: (2,) the offset of each egocentric centre pile's 13 rank columns in the whole vector
+_O_CTR_AT = _O_CTR.start + rules.N_RANKS * np.arange(2)
 
 
 def _take(arr: np.ndarray, index: np.ndarray | None) -> np.ndarray:
@@ -1345,80 +1482,118 @@ def _build_observation(st: CoreState, R: np.ndarray | None, sp: np.ndarray | Non
     Shapes: ``R`` None (every row) or (n,) row indices; ``sp`` None (both seats of each row,
     returns (n, P, D)) or (n,) seats (seat sp[j] of row R[j], returns (n, D)).
 
-    Each player block (the ``self_*`` / ``opp_*`` fields) is computed once per (row, player) it
-    shows: for both seats, player p's block is written to seat p's ``self_`` block and then
-    copied to seat 1 - p's ``opp_`` block; for one seat per row, the seat's and its opponent's
-    blocks are computed side by side (``opp_`` follows ``self_``). Row fields (phase, clock,
-    round, stall timer) are computed once per row.
+    The output starts as zeros and every value is written once, straight into its place: no
+    intermediate block is built and copied. Each player block (the ``self_*`` / ``opp_*``
+    fields) is computed once per (row, player) it shows and written to each place it shows in:
+    for both seats, player p's block to seat p's ``self_`` place and seat 1 - p's ``opp_``
+    place; for one seat per row, the seat's block to ``self_`` and its opponent's to ``opp_``.
+    One-hot fields are one scatter of their set entries, small integer fields table lookups.
+    Row fields (phase, clock, round, stall timer) are computed once per row.
     """
     cfg = st.config
     both = sp is None
     n = st.batch_size if R is None else R.size
-    # FP (n, 2): flat player indices (b * P + player) of the two player blocks computed per
-    # output row; FC (n, 2) or (n, P, 2): flat indices (b * P + absolute pile) of each shown
-    # seat's egocentric centre piles (own, opponent's). None: the state's arrays as they are.
+    D = rules.OBS_DIM
     if both:
-        obs = np.empty((n, P, rules.OBS_DIM), np.float32)
-        blk = obs[:, :, _SELF0:_SELF0 + _W]  # (n, P, W): seat p's self_ block, player p
+        obs = np.zeros((n, P, D), np.float32)
+        # FP (n, 2): flat player indices (b * P + player) of players 0 and 1 (None: every row's)
         FP = None if R is None else (R * P)[:, None] + _SELF_OPP
-        FC = None if R is None else (R * P)[:, None, None] + _EGO
+        # player p's block: seat p's self_ place, then seat 1 - p's opp_ place
+        places = (obs[:, :, _SELF0:_OPP0], obs[:, ::-1, _OPP0:_OPP0 + _W])
+        starts = _block_starts(n)  # (2, n, 2, 1) flat starts of those places
     else:
-        obs = np.empty((n, rules.OBS_DIM), np.float32)
-        blk = obs[:, _SELF0:_SELF0 + 2 * _W].reshape(n, 2, _W)  # the seat, then its opponent
-        FP = (R * P + sp)[:, None] ^ _SELF_OPP
-        FC = FP  # a seat's own centre pile has the seat's own index
+        obs = np.zeros((n, D), np.float32)
+        FP = (R * P + sp)[:, None] ^ _SELF_OPP  # the seat, then its opponent
+        places = (obs[:, _SELF0:_SELF0 + 2 * _W].reshape(n, 2, _W),)
+        starts = (_arange(n)[:, None, None] * D + (_SELF0 + _W * _SELF_OPP)[:, None],)
+    flat = obs.reshape(-1)
     clock = _take(st.clock, R)
-    phase = _ONE_HOT_PHASE.take(_take(st.phase, R), axis=0)
-    clock_f = np.minimum(clock / cfg.max_game_ms, 1.0)
-    round_f = _take(st.rounds, R) / cfg.max_rounds
-    stall_f = _stall_timer(cfg, clock, _take(st.last_move, R))  # D17
-    if FC is None:
-        cn, ct = st.centre_n[:, _EGO], st.centre_top[:, _EGO]
-    else:
-        cn, ct = st.centre_n.reshape(-1).take(FC), st.centre_top.reshape(-1).take(FC)
-    one_pile = (cn == 0).any(axis=-1)  # D4
-    centre_rank = _ONE_HOT_RANK.take(_RANK.take(ct.astype(np.intp) + 1), axis=0)  # rank 0: empty
-    if both:  # row fields broadcast over the two seats
-        obs[:, :, _O_PHASE] = phase[:, None, :]
-        obs[:, :, _O_CLOCK] = clock_f[:, None]
-        obs[:, :, _O_ROUND] = round_f[:, None]
-        obs[:, :, _O_STALL] = stall_f[:, None]
-        obs[:, :, _O_ONE_PILE] = one_pile
-        obs[:, :, _O_CTR] = centre_rank.reshape(n, P, 2 * rules.N_RANKS)
-        obs[:, :, _O_CSIZE] = cn / N
-    else:
-        obs[:, _O_PHASE] = phase
-        obs[:, _O_CLOCK] = clock_f
-        obs[:, _O_ROUND] = round_f
-        obs[:, _O_STALL] = stall_f
-        obs[:, _O_ONE_PILE] = one_pile
-        obs[:, _O_CTR] = centre_rank.reshape(n, 2 * rules.N_RANKS)
-        obs[:, _O_CSIZE] = cn / N
+    _player_blocks(st, FP, clock, places, flat, starts)
 
-    top, fu, h = _take(st.top, FP), _take(st.face_up, FP), _take(st.height, FP)
-    rank_up = np.where(fu, _RANK.take(top.astype(np.intp) + 1), 0)  # 0: no face-up top
-    blk[:, :, _B_RANK] = _ONE_HOT_RANK.take(rank_up, axis=0).reshape(n, 2, S * rules.N_RANKS)
-    blk[:, :, _B_FD] = (h > 0) & ~fu
-    blk[:, :, _B_HEIGHT] = h / H
-    spn = _take(st.spit_n, FP)
-    blk[:, :, _B_SPIT] = spn / N
-    blk[:, :, _B_HELD] = (h.sum(axis=2) + spn) / N
-    if cfg.scoring == "points":
-        blk[:, :, _B_SCORE] = np.minimum(_take(st.scores, FP) / cfg.target_points, 1.0)
+    # the row fields (phase ... stall_timer), computed once per row: (n, 7) float32
+    row = _ONE_HOT_ROW.take(_take(st.phase, R), axis=0)
+    cn = st.centre_n if R is None else st.centre_n.take(R, axis=0)  # (n, 2), absolute piles
+    row[:, _O_ONE_PILE] = (cn[:, 0] == 0) | (cn[:, 1] == 0)  # D4
+    row[:, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
+    row[:, _O_ROUND] = _take(st.rounds, R) / cfg.max_rounds
+    row[:, _O_STALL] = _stall_timer(cfg, clock, _take(st.last_move, R))  # D17
+    # the egocentric centre piles (own, opponent's) of each output vector
+    if both:
+        obs[:, :, :_SELF0] = row[:, None, :]
+        ct = st.centre_top if R is None else st.centre_top.take(R, axis=0)
+        cte, cne = ct[:, _EGO], cn[:, _EGO]  # (n, seat, egocentric pile)
+        at = _arange(n * P).reshape(n, P, 1) * D  # flat start of each output vector
     else:
-        blk[:, :, _B_SCORE] = 0.0
-    fa = _take(st.fl_action, FP)
-    busy = fa >= 0
-    blk[:, :, _B_BUSY] = busy
-    to_land = (_take(st.fl_land, FP) - clock[:, None]) / rules.TIME_SCALE_MS
-    blk[:, :, _B_TTL] = np.where(busy, np.minimum(to_land, 1.0), 0.0)
-    blk[:, :, _B_MOVE] = _ONE_HOT_ACTION.take(fa.astype(np.intp) + 1, axis=0)
-    if both:  # seat p's opp_ block is seat 1 - p's self_ block (two plain copies are fastest)
-        for p in range(P):
-            obs[:, p, _OPP0:_OPP0 + _W] = obs[:, 1 - p, _SELF0:_SELF0 + _W]
+        obs[:, :_SELF0] = row
+        # a seat's own pile has the seat's index: FP (the seat, its opponent) indexes them
+        cte, cne = st.centre_top.reshape(-1).take(FP), st.centre_n.reshape(-1).take(FP)
+        at = _arange(n)[:, None] * D
+    cte = cte.astype(np.intp) + 1
+    flat[(at + _O_CTR_AT + _PILE_COL.take(cte)).reshape(-1)] = _PILE_ON.take(cte.reshape(-1))
+    obs[..., _O_CSIZE] = _CARDS_F.take(cne)
     if not cfg.observe_opponent_move:
         obs[..., _O_OPP_MOVE] = 0.0
     return obs
+
+
+_BLOCK_STARTS: dict = {}
+
+
+def _block_starts(n: int) -> np.ndarray:
+    """(2, n, 2, 1) intp: the flat start, in an (n, P, D) output, of player p's block in row j.
+
+    ``[0, j, p]``: seat p's ``self_`` place; ``[1, j, p]``: seat 1 - p's ``opp_`` place.
+    Cached per n (read-only), like :func:`_arange`.
+    """
+    s = _BLOCK_STARTS.get(n)
+    if s is None:
+        if len(_BLOCK_STARTS) > 64:
+            _BLOCK_STARTS.clear()
+        seat = _arange(n)[:, None] * P + np.arange(P)  # (n, 2): row j, seat p
+        s = np.stack([seat * rules.OBS_DIM + _SELF0, seat[:, ::-1] * rules.OBS_DIM + _OPP0])
+        s = _BLOCK_STARTS[n] = s[..., None].astype(np.intp)
+        s.flags.writeable = False
+    return s
+
+
+def _player_blocks(st: CoreState, FP, clock: np.ndarray, places, flat: np.ndarray,
+                   starts) -> None:
+    """Write the player blocks of players ``FP`` to each of their ``places`` (zeros on entry).
+
+    ``FP``: (n, 2) flat player indices, or None for players 0 and 1 of every row; ``clock``: the
+    (n,) clocks of those rows; ``places``: (n, 2, W) views of the output, one per place a block
+    shows in, each being ``flat`` (a flat view of the output) with block (j, k) starting at the
+    matching ``starts[i][j, k, 0]``.
+    """
+    cfg = st.config
+    pcode = _take(st.pidx, FP) // np.int32(196)  # (n, 2, S): s * 43 + place code
+    h = _take(st.height, FP)
+    # the scalar fields, side by side as they lie in a block: (n, 2, 15) float32
+    scal = np.empty(h.shape[:2] + (_B_SCAL.stop - _B_SCAL.start,), np.float32)
+    scal[:, :, _C_FD] = _PLACE_FD.take(pcode)
+    scal[:, :, _C_HEIGHT] = _HEIGHT_F.take(h)
+    spn = _take(st.spit_n, FP)
+    scal[:, :, _C_SPIT] = _CARDS_F.take(spn)
+    held = h[:, :, 0] + h[:, :, 1] + h[:, :, 2] + h[:, :, 3] + h[:, :, 4] + spn  # <= 52
+    scal[:, :, _C_HELD] = _CARDS_F.take(held)
+    if cfg.scoring == "points":
+        scal[:, :, _C_SCORE] = np.minimum(
+            _take(st.scores, FP) / cfg.target_points, 1.0)
+    else:
+        scal[:, :, _C_SCORE] = 0.0
+    rank_at = _PLACE_AT.take(pcode)  # (n, 2, S)
+    rank_on = _PLACE_ON.take(pcode.reshape(-1))
+    fa = _take(st.fl_action, FP)
+    busy = fa >= 0
+    scal[:, :, _C_BUSY] = busy
+    to_land = (_take(st.fl_land, FP) - clock[:, None]) / rules.TIME_SCALE_MS
+    scal[:, :, _C_TTL] = np.where(busy, np.minimum(to_land, 1.0), 0.0)
+    move_at = (_B_MOVE + np.maximum(fa, 0)).reshape(-1)
+    moving = busy.reshape(-1).astype(np.float32)
+    for blk, start in zip(places, starts, strict=True):
+        flat[(start + rank_at).reshape(-1)] = rank_on
+        flat[start.reshape(-1) + move_at] = moving
+        blk[:, :, _B_SCAL] = scal
 
 
 def snapshot(state: CoreState, row: int) -> dict:

@@ -8,6 +8,12 @@ deciding, until the learner is free again or the episode ends. So every observat
 gets is one where it may act. ``SpitGymEnv`` is a Duel of one game, ``SpitVecEnv`` one of
 ``num_envs`` games; both add only their API's conventions (seeding, auto-reset, spaces).
 
+What needs no decision costs (almost) nothing: the opponent policy is asked only for decisions
+with a choice (a seat whose only legal move is WAIT waits without a call, so the policy's
+random draws are those of its decisions with a choice), and a seat's forced WAITs while the
+other seat's move is in flight are jumped over at once (``core.fast_forward``: the same game as
+stepping through them, to the millisecond and the random draw).
+
 Rewards (``reward=``): "game": +1 / -1 on the step the learner wins / loses the game, 0 for a
 draw or a truncation. "round": additionally +1 / -1 at every round end the learner / the
 opponent wins: the player of the ``round_end`` event (emptied its stocks or counts first, D10 /
@@ -38,7 +44,7 @@ from . import core
 from .checks import check_choice, check_int, check_number
 from .config import SpitConfig, check_config
 from .policy import apply_profile, call_policy
-from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS, OBS_DIM, WAIT, check_legal
+from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS_DIM, WAIT, check_legal
 
 __all__ = ["Duel", "REWARDS", "EPISODES", "LEARNER_SEATS", "check_options"]
 
@@ -97,10 +103,11 @@ class Duel:
         self.states: list = []
         self.set_opponent(opponent)
         # Events cost time in the core: ask for them only when a reward or the episode end needs
-        # them.
-        self.need_events = (
-            bool(events) or reward == "round" or episode == "round" or self.shaping != 0.0
-        )
+        # them, and only the types it needs (all of them for ``events``).
+        wanted = ({"round_end"} if reward == "round" or episode == "round" else set()) | (
+            {"play"} if self.shaping != 0.0 else set())
+        self.event_types = True if events else tuple(sorted(wanted))
+        self.need_events = bool(events) or bool(wanted)
         self.seat = np.zeros(self.batch_size, np.int64)
         self.owner = np.zeros(self.batch_size, np.int64)
         self._idx = np.arange(self.batch_size)
@@ -290,16 +297,26 @@ class Duel:
                 f"({self.failure}); the games cannot go on: call reset()"
             )
 
-    def play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator):
+    def play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator,
+             skip_forced: int = 0):
         """One learner decision in ``rows``.
 
         Apply the learner's ``actions`` ((B,) int) in ``rows`` ((B,) bool) and run each row on while
-        its learner is busy and its episode goes on (the opponent policy draws from ``rng``).
+        its learner is busy and its episode goes on (the opponent policy draws from ``rng``). With
+        ``skip_forced`` k > 0, a learner that becomes free with WAIT as its only legal move plays
+        WAIT for itself, up to k times per row, and its row runs on (SpitVecEnv's
+        ``skip_forced_waits``).
+
+        The opponent policy is asked only for decisions with a choice: an opponent whose only
+        legal move is WAIT waits without a policy call, and while the learner's move is in
+        flight its forced WAITs are jumped over at once (``core.fast_forward``, the same game
+        as stepping through them).
 
         Returns:
-            (learner observations after: (B, D) float32, rewards (B,) float32, terminated (B,)
-            bool, truncated (B,) bool, events: one list of EventLogs per core step, or None
-            when no events were collected).
+            (learner observations after, of the rows in ``rows`` (the others did not change):
+            (R, D) float32 in row order; rewards (B,) float32, terminated (B,) bool, truncated
+            (B,) bool, events: one list of EventLogs per core step, or None when no events were
+            collected).
 
         Raises:
             whatever the opponent policy raises, or ValueError from :func:`policy.call_policy`
@@ -307,12 +324,13 @@ class Duel:
         """
         self.need_start()
         try:
-            return self._play(actions, rows, rng)
+            return self._play(actions, rows, rng, skip_forced)
         except BaseException as err:  # even an interrupt leaves the games half-stepped
             self.failure = f"{type(err).__name__}: {err}"
             raise
 
-    def _play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator):
+    def _play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator,
+              skip_forced: int):
         b = self.batch_size
         idx = self._idx
         seat = self.seat
@@ -321,23 +339,31 @@ class Duel:
         terminated = np.zeros(b, bool)
         truncated = np.zeros(b, bool)
         logs = [] if self.need_events else None
-        pending = np.array(rows, bool)
+        rows = np.asarray(rows, bool)
+        pending = rows.copy()
+        skips = np.where(rows, skip_forced, 0) if skip_forced else None  # forced WAITs left
         first = True
         for _ in range(_MAX_INNER_STEPS):
             if not pending.any():
                 break
-            joint = np.full((b, 2), WAIT, np.int64)
+            joint = np.full((b, 2), WAIT, np.int64)  # a learner asked nothing waits (forced)
             if first:
                 joint[pending, seat[pending]] = actions[pending]
-            # Only the opponent seats that decide now are observed (the policy's rows and order,
-            # hence its random draws, are those of a full observe-then-select).
+            # Only the opponent seats that decide now and have a choice are observed and asked.
             deciding = np.flatnonzero(pending & (self._fl_action()[idx, opp] < 0))
             if deciding.size:
                 od = opp[deciding]
-                joint[deciding, od] = call_policy(
-                    self.policy, self.observe_at(deciding, od), self.masks_at(deciding, od), rng,
-                    table=lambda idx=deciding, seats=od: self.public_tables(idx, seats),
-                )
+                masks = self.masks_at(deciding, od)
+                forced = ~masks[:, 1:].any(axis=1)  # WAIT is the only move: no policy needed
+                if forced.any():
+                    self._fast_forward(deciding[forced], od[forced])
+                    choose = ~forced
+                    deciding, od, masks = deciding[choose], od[choose], masks[choose]
+                if deciding.size:
+                    joint[deciding, od] = call_policy(
+                        self.policy, self.observe_at(deciding, od), masks, rng,
+                        table=lambda idx=deciding, seats=od: self.public_tables(idx, seats),
+                    )
             term, trunc, game_rew, step_logs = self._step(joint, pending)
             rewards += game_rew
             if logs is not None:
@@ -349,11 +375,48 @@ class Duel:
             terminated |= term
             truncated |= trunc
             pending &= ~(term | trunc)
-            pending &= self._fl_action()[idx, seat] >= 0
+            free = pending & (self._fl_action()[idx, seat] < 0)
+            if skips is not None:
+                cand = np.flatnonzero(free & (skips > 0))
+                if cand.size:
+                    m = self.masks_at(cand, seat[cand])
+                    wait = cand[m[:, WAIT] & ~m[:, 1:].any(axis=1)]  # WAIT the only move
+                    # its forced WAITs while the opponent's move is in flight, at once
+                    skips[wait] -= self._fast_forward(wait, seat[wait], skips[wait])
+                    wait = wait[skips[wait] > 0]
+                    skips[wait] -= 1
+                    free[wait] = False  # it waits in the next epoch (joint's WAIT)
+            pending &= ~free
             first = False
         else:  # pragma: no cover - only a core that never frees a busy learner gets here
             raise RuntimeError("the learner stayed busy for too many decision epochs (core bug)")
-        return self.learner_observe(), rewards.astype(np.float32), terminated, truncated, logs
+        return self.learner_observe(rows), rewards.astype(np.float32), terminated, truncated, logs
+
+    def _cards_held(self, rows: np.ndarray) -> np.ndarray:
+        """(R, 2) int64: the stock and spit cards each seat holds in ``rows`` ((R,) ints)."""
+        held = np.empty((rows.size, 2), np.int64)
+        own = self.owner[rows]
+        for k, state in enumerate(self.states):
+            j = np.flatnonzero(own == k)
+            r = rows[j]
+            held[j] = state.height[r].sum(axis=2) + state.spit_n[r]
+        return held
+
+    def _fast_forward(self, idx: np.ndarray, seats: np.ndarray, max_epochs=None) -> np.ndarray:
+        """``core.fast_forward`` of seat ``seats[j]`` in row ``idx[j]``, in each row's state.
+
+        Returns the (n,) epochs skipped per row.
+        """
+        if len(self.states) == 1:
+            return core.fast_forward(self.states[0], idx, seats, max_epochs)
+        own = self.owner[idx]
+        skipped = np.zeros(idx.size, np.int64)
+        for k, state in enumerate(self.states):
+            j = np.flatnonzero(own == k)
+            if j.size:
+                cap = None if max_epochs is None else np.asarray(max_epochs)[j]
+                skipped[j] = core.fast_forward(state, idx[j], seats[j], cap)
+        return skipped
 
     def _step(self, joint, rows):
         """One core step of ``rows`` in the state each row lives in.
@@ -363,7 +426,8 @@ class Duel:
         """
         if len(self.states) == 1:
             # rows outside ``rows`` are untouched by the core: no flags, zero rewards
-            _, out = core.step(self.states[0], joint, rows=rows, events=self.need_events)
+            _, out = core.step(self.states[0], joint, rows=rows,
+                               events=self.need_events and self.event_types)
             logs = [] if out.events is None else [out.events]
             return out.terminated, out.truncated, out.rewards[self._idx, self.seat], logs
         b = self.batch_size
@@ -375,7 +439,7 @@ class Duel:
             rk = rows & (self.owner == k)
             if not rk.any():
                 continue
-            _, out = core.step(state, joint, rows=rk, events=self.need_events)
+            _, out = core.step(state, joint, rows=rk, events=self.need_events and self.event_types)
             term |= np.asarray(out.terminated) & rk
             trunc |= np.asarray(out.truncated) & rk
             rew += np.where(rk[:, None], out.rewards, 0.0)
@@ -402,12 +466,11 @@ class Duel:
                 learner = self.seat[r]
                 win = np.where(p == learner, 1.0, np.where(p == 1 - learner, -1.0, 0.0))
                 # Two-pile stall-out (player -1): the one holding fewer cards wins the round.
-                # Stocks and spit stay as they were until the slap, so the observation after the
-                # step still shows the cards held at the round end.
-                view = self.observe_at(r, learner)
-                mine = view[:, OBS["self_cards_held"].start]
-                theirs = view[:, OBS["opp_cards_held"].start]
-                win = np.where(p < 0, np.sign(theirs - mine), win)
+                # Stocks and spit stay as they were until the slap, so the table after the step
+                # still shows the cards held at the round end.
+                held = self._cards_held(r)
+                win = np.where(p < 0, np.sign(held[np.arange(r.size), 1 - learner]
+                                              - held[np.arange(r.size), learner]), win)
                 np.add.at(rewards, r, win)
             if self.shaping != 0.0:
                 pl = typ == EV_PLAY

@@ -63,7 +63,7 @@ from .checks import check_int, is_int
 from .config import SpitConfig
 from .duel import Duel
 from .render import check_render_mode, render_text
-from .rules import N_ACTIONS, OBS_DIM, WAIT, reset_deal
+from .rules import N_ACTIONS, OBS_DIM, reset_deal
 from .streams import check_seed, os_seed
 
 __all__ = ["SpitVecEnv"]
@@ -103,6 +103,7 @@ class SpitVecEnv(VecEnv):
         self._next_game = 0
         self._rng = np.random.default_rng(self._seed)
         self._obs = None
+        self._masks = None  # the learners' masks of the current state, once asked for
         self._actions = None
         self._own_attrs: set[str] = set()  # names set_attr created
         super().__init__(
@@ -205,6 +206,7 @@ class SpitVecEnv(VecEnv):
         self._next_game += b
         self._obs = self._duel.learner_observe()
         self._actions = None
+        self._masks = None
         self.reset_infos = [{} for _ in range(b)]
         self._reset_seeds()
         self._reset_options()
@@ -261,15 +263,7 @@ class SpitVecEnv(VecEnv):
         b = self.num_envs
         a, self._actions = self._actions, None
         infos: list[dict] = [{} for _ in range(b)]
-        rewards, dones = self._advance(a, np.ones(b, bool), infos)
-        for _ in range(self.skip_forced_waits):
-            masks = self.action_masks()
-            forced = ~dones & masks[:, WAIT] & (masks.sum(axis=1) == 1)
-            if not forced.any():
-                break
-            more, ended = self._advance(np.full(b, WAIT, np.int64), forced, infos)
-            rewards += more
-            dones |= ended
+        rewards, dones = self._advance(a.astype(np.int64, copy=False), np.ones(b, bool), infos)
         return self._obs.copy(), rewards.astype(np.float32), dones, infos
 
     def _advance(self, actions: np.ndarray, rows: np.ndarray, infos: list[dict]):
@@ -282,9 +276,12 @@ class SpitVecEnv(VecEnv):
         Returns:
             (rewards (B,) float64, 0 outside ``rows``; ended (B,) bool).
         """
-        learner_obs, rewards, term, trunc, _ = self._duel.play(actions, rows, self._rng)
+        self._masks = None
+        learner_obs, rewards, term, trunc, _ = self._duel.play(actions, rows, self._rng,
+                                                               self.skip_forced_waits)
         ended = rows & (term | trunc)
-        obs = np.where(rows[:, None], learner_obs, self._obs).astype(np.float32)
+        obs = self._obs  # only the rows played changed (a copy goes out of step_wait)
+        obs[rows] = learner_obs
         if ended.any():
             idx = np.flatnonzero(ended)
             for i in idx:
@@ -296,14 +293,15 @@ class SpitVecEnv(VecEnv):
             self._next_game += idx.size
             self._duel.restart(ended, game_ids, self._duel.draw_seats(ended, self._rng))
             obs[ended] = self._duel.learner_observe(ended)  # only the restarted rows changed
-        self._obs = obs
         return np.where(rows, rewards, 0.0).astype(np.float64), ended
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 23) bool: the learner's legal moves in each row's current game."""
         if self._obs is None:
             raise ValueError("action_masks() called before reset()")
-        return self._duel.learner_masks()
+        if self._masks is None:  # computed once per state of the games
+            self._masks = self._duel.learner_masks()
+        return self._masks.copy()
 
     def snapshot(self, index: int = 0) -> dict:
         """The public table of row ``index``'s game (format: docs/ENVIRONMENTS.md).

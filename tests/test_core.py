@@ -139,8 +139,8 @@ def test_observation_fields_decode_to_the_snapshot(observe_opponent_move):
                 for seat in (0, 1):
                     want = _expected_observation(snap, seat, config)
                     for field in rules.OBSERVATION:
-                        np.testing.assert_allclose(
-                            obs[i, seat, field.slice], want[field.name], atol=1e-6,
+                        np.testing.assert_array_equal(  # bit for bit: float32 of the float64
+                            obs[i, seat, field.slice], want[field.name],
                             err_msg=f"field {field.name}, row {i}, seat {seat}, step {step_no}")
                     opp = obs[i, seat, rules.OBS["opp_move_in_flight"].slice]
                     if snap["in_flight"][1 - seat] is not None:
@@ -148,6 +148,37 @@ def test_observation_fields_decode_to_the_snapshot(observe_opponent_move):
                         assert opp.sum() == (1.0 if observe_opponent_move else 0.0)
         state, _ = core.step(state, random_joint_actions(core.legal_action_mask(state), rng, WAIT_BIAS))
     assert seen_busy_opp > 0
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_every_observation_is_bit_for_bit_the_decoded_snapshot(name):
+    """Every row, both seats and one seat per row: the observation's bits are those of the float32
+    of the exact values decoded from the snapshot (the builder's lookup tables and scatters must
+    not change a bit)."""
+    config = CONFIGS[name]
+    rng = np.random.default_rng(8)
+    b = 12
+    state = core.init(config, b, seed=4)
+    checked = 0
+    for step_no in range(240):
+        if step_no % 6 == 0:
+            obs = core.observe(state)
+            seats = rng.integers(0, 2, b)
+            one = core.observe(state, np.arange(b), seats)
+            for i in range(b):
+                snap = core.snapshot(state, i)
+                for seat in (0, 1):
+                    fields = _expected_observation(snap, seat, config)
+                    want = np.concatenate([fields[f.name] for f in rules.OBSERVATION])
+                    np.testing.assert_array_equal(obs[i, seat].view(np.uint32), want.view(np.uint32),
+                                                  err_msg=f"row {i}, seat {seat}, step {step_no}")
+                np.testing.assert_array_equal(one[i].view(np.uint32), obs[i, seats[i]].view(np.uint32))
+                checked += 1
+        state, _ = core.step(state, random_joint_actions(core.legal_action_mask(state), rng, WAIT_BIAS))
+        over = state.phase == rules.PHASE_OVER
+        if over.any():
+            core.reset(state, over, np.where(over, 100 + step_no * b + np.arange(b), 0))
+    assert checked == 40 * b
 
 
 def test_observation_is_egocentric():
@@ -502,3 +533,29 @@ def test_given_latency_replaces_the_draw_and_bad_values_change_nothing():
     core.step(state, acts, latency_ms=np.full((3, 2), 5))  # busy seats keep their landing
     moved = state.fl_land[busy]
     assert ((moved == lands[busy]) | (state.fl_action[busy] < 0)).all()
+
+
+def test_step_returns_only_the_event_types_asked_for():
+    config = SpitConfig(max_game_ms=60_000)
+    rng = np.random.default_rng(2)
+    full, part = core.init(config, 16, seed=3), core.init(config, 16, seed=3)
+    wanted = ("round_end", "play", "illegal")
+    codes = [rules.EVENT_NAMES.index(n) for n in wanted]
+    seen = set()
+    for _ in range(400):
+        acts = random_joint_actions(core.legal_action_mask(full), rng, WAIT_BIAS)
+        acts[rng.random(acts.shape) < 0.02] = rules.SLAP_BASE  # some illegal moves
+        _, a = core.step(full, acts, events=True)
+        _, b = core.step(part, acts, events=wanted)
+        keep = np.isin(a.events.type, codes)
+        for name in ("row", "type", "player", "clock_ms", "action", "card", "pile", "value"):
+            np.testing.assert_array_equal(getattr(b.events, name), getattr(a.events, name)[keep])
+        seen.update(rules.EVENT_NAMES[t] for t in b.events.type)
+        over = full.phase == rules.PHASE_OVER
+        if over.any():
+            core.reset(full, over, np.arange(16) + 100)
+            core.reset(part, over, np.arange(16) + 100)
+    assert seen == set(wanted)
+    for bad in ("round_end", ["round_end", "nope"]):
+        with pytest.raises(ValueError, match="event"):
+            core.step(part, np.zeros((16, 2), np.int64), events=bad)
