@@ -36,6 +36,9 @@ final table with 95% Wilson intervals, and the speed figures; also written to ``
 given), learning_curve.png, TensorBoard logs (tb/) and checkpoints (checkpoints/). Evaluation
 plays fixed duplicate deals (each deal twice, seats swapped) against each ``--eval-opponents``
 bot with the tournament's match runner, at the latency of ``--eval-latency`` for both seats.
+The evaluations during training play other deals (``--eval-during-seed``); with ``--keep-best``
+the model that scores best on them is kept instead of the last one. Progress shows as SB3's bar on
+a terminal and as plain lines otherwise (``experiments.ppo_progress``).
 
 Learning at the default settings rests on four choices (measured; see each field's help):
 
