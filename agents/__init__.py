@@ -13,7 +13,8 @@ random     uniformly random legal move, WAIT included
 greedy     any legal play at once, else flip, else fill; slap the smaller pile
 chain      greedy, preferring plays that uncover face-down cards and keep a chain of plays going
 racer      chain, plus denial of the opponent's follow-ups, race-aware use of its move in flight
-ppo        a trained MaskablePPO model (``agents.ppo``; ``agents.make("ppo", path=...)``)
+ppo        a trained MaskablePPO model (``agents.ppo``): the one shipped with the package, or
+           ``agents.make("ppo", path=...)``
 rllib      an RLlib PPO checkpoint (``agents.rllib``; ``agents.make("rllib", path=...)``)
 =========  ==================================================================================
 """
