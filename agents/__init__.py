@@ -15,7 +15,8 @@ chain      greedy, preferring plays that uncover face-down cards and keep a chai
 racer      chain, plus denial of the opponent's follow-ups, race-aware use of its move in flight
 planner    determinized Monte-Carlo planning on the core (``agents.planner``); "planner-fast":
            a smaller budget. Reads the public table (``reads_public_table``)
-ppo        a trained MaskablePPO model (``agents.ppo``; ``agents.make("ppo", path=...)``)
+ppo        a trained MaskablePPO model (``agents.ppo``): the one shipped with the package, or
+           ``agents.make("ppo", path=...)``
 rllib      an RLlib PPO checkpoint (``agents.rllib``; ``agents.make("rllib", path=...)``)
 =========  ==================================================================================
 """

@@ -5,6 +5,10 @@ model's input contract, the one rule training and playing share.
 saved by ``experiments/train_ppo.py`` and returns a :class:`PPOPolicy`: it plays from the same seat
 view every policy gets (egocentric observations, so a model trained on either seat plays both),
 in the tournament, the notebooks, and as a frozen self-play opponent inside training.
+``agents.make("ppo")`` without a path plays the model shipped with the package
+(:data:`SHIPPED_MODEL`, package data; how it was trained and its results:
+``docs/results/ppo_shipped.md``), so ``"ppo"`` works as a name anywhere a bot's name does
+(``SpitVecEnv(opponent="ppo")``, ``--players ppo,racer``).
 
 Inference runs the model's actor (features -> policy MLP -> action logits) in one torch forward
 pass per call, on CPU under ``torch.no_grad``; masking and the choice are done in NumPy so that a
@@ -21,6 +25,7 @@ network's input is the (D,) observation followed by those (23,) masks as 0/1 flo
 from __future__ import annotations
 
 import copy
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +34,11 @@ from spit_env.checks import check_bool
 from spit_env.rules import N_ACTIONS, OBS_DIM
 
 __all__ = ["PPOPolicy", "make_ppo", "load_model", "mask_idle_wait", "INPUT_OPTIONS",
-           "input_options", "input_size", "playing_masks", "model_input"]
+           "input_options", "input_size", "playing_masks", "model_input", "SHIPPED_MODEL",
+           "shipped_model_path"]
+
+#: The shipped model, a file of this package (``agents``): written by ``experiments.ship_model``.
+SHIPPED_MODEL = "models/ppo.zip"
 
 #: The input options a trained model carries (``model.spit_options``), with the values of a
 #: model saved without them (older runs): the plain observation, every legal move.
@@ -80,6 +89,20 @@ def model_input(observations: np.ndarray, action_masks: np.ndarray,
     return obs, masks
 
 
+def shipped_model_path() -> Path:
+    """The path of the shipped model file (:data:`SHIPPED_MODEL`).
+
+    Raises:
+        FileNotFoundError: the installed package lacks the file (a build without package data).
+    """
+    found = resources.files("agents").joinpath(SHIPPED_MODEL)
+    if not found.is_file():
+        raise FileNotFoundError(
+            f"the shipped model agents/{SHIPPED_MODEL} is missing from this installation "
+            f"(package data of spit-env); pass path=<model.zip> instead")
+    return Path(str(found))
+
+
 def load_model(path, device: str = "cpu"):
     """Load a MaskablePPO model saved by ``experiments/train_ppo.py`` (a ``.zip`` file).
 
@@ -111,13 +134,18 @@ class PPOPolicy:
             snapshot, as self-play needs). Its input options (``spit_options``) apply as in
             training (:func:`model_input`).
         deterministic: play the most probable legal action (default) instead of sampling one.
+        threads: torch threads of the forward pass (torch's own setting is restored after
+            it); 1 by default: a batch of game rows gains nothing from more, and more threads
+            than free cores slow a forward pass down many times on a busy machine (measured: a
+            small match 8x slower with torch's default of 2 threads beside another process).
+            None keeps torch's setting.
 
     Raises:
         ValueError: a model whose observation or action space does not match Spit's (D, 23),
-            or (D + 23, 23) with ``obs_mask``.
+            or (D + 23, 23) with ``obs_mask``; ``threads`` not None or an integer >= 1.
     """
 
-    def __init__(self, model, deterministic: bool = True):
+    def __init__(self, model, deterministic: bool = True, threads: int | None = 1):
         import torch
         from torch import nn
 
@@ -133,6 +161,10 @@ class PPOPolicy:
                 f"got {obs_shape} and {n_actions}"
             )
         check_bool("deterministic", deterministic)
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                    or threads < 1):
+            raise ValueError(f"threads must be None or an integer >= 1, got {threads!r}")
+        self.threads = threads
         features = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
         self._actor = copy.deepcopy(
             nn.Sequential(features, policy.mlp_extractor.policy_net, policy.action_net)
@@ -143,9 +175,9 @@ class PPOPolicy:
         self.deterministic = deterministic
 
     @classmethod
-    def load(cls, path, deterministic: bool = True) -> PPOPolicy:
+    def load(cls, path, deterministic: bool = True, threads: int | None = 1) -> PPOPolicy:
         """A policy from a saved model file (see :func:`load_model`)."""
-        return cls(load_model(path), deterministic=deterministic)
+        return cls(load_model(path), deterministic=deterministic, threads=threads)
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
         """(B, 23) float32 unmasked action logits for (B, D) observations.
@@ -164,8 +196,16 @@ class PPOPolicy:
 
     def _forward(self, inputs: np.ndarray) -> np.ndarray:
         torch = self._torch
-        with torch.no_grad():
-            return self._actor(torch.as_tensor(inputs)).numpy()
+        before = torch.get_num_threads()
+        switch = self.threads is not None and before != self.threads
+        if switch:
+            torch.set_num_threads(self.threads)
+        try:
+            with torch.no_grad():
+                return self._actor(torch.as_tensor(inputs)).numpy()
+        finally:
+            if switch:
+                torch.set_num_threads(before)
 
     def __call__(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
@@ -183,16 +223,22 @@ class PPOPolicy:
         return f"PPOPolicy(deterministic={self.deterministic})"
 
 
-def make_ppo(path=None, model=None, deterministic: bool = True) -> PPOPolicy:
-    """Registry factory for ``"ppo"``: exactly one of ``path`` (a saved model) or ``model``.
+def make_ppo(path=None, model=None, deterministic: bool = True,
+             threads: int | None = 1) -> PPOPolicy:
+    """Registry factory for ``"ppo"``: ``path`` (a saved model), ``model`` (a MaskablePPO or its
+    policy), or neither: the shipped model (:func:`shipped_model_path`); ``deterministic`` and
+    ``threads`` as in :class:`PPOPolicy`.
 
     Raises:
-        ValueError: neither or both given, a missing file, or a model that is not Spit's.
+        ValueError: both given, a missing file, or a model that is not Spit's.
+        FileNotFoundError: neither given and the shipped model is missing.
     """
-    if (path is None) == (model is None):
-        raise ValueError("ppo policy needs exactly one of path=<model.zip> or model=<MaskablePPO>")
+    if path is not None and model is not None:
+        raise ValueError("ppo policy takes path=<model.zip> or model=<MaskablePPO>, not both")
+    if path is None and model is None:
+        path = shipped_model_path()
     if path is not None:
-        return PPOPolicy.load(path, deterministic=deterministic)
-    return PPOPolicy(model, deterministic=deterministic)
+        return PPOPolicy.load(path, deterministic=deterministic, threads=threads)
+    return PPOPolicy(model, deterministic=deterministic, threads=threads)
 
 

@@ -43,7 +43,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
         "opponent's, Z-B fill an empty place, <-/-> slap, Esc stop.",
     )
     p.add_argument("--opponent", default="racer@club",
-                   help="the bot: a name (random, greedy, chain, racer), a profile name@latency "
+                   help="the bot: a name (random, greedy, chain, racer; ppo, the trained model shipped with "
+                   "the package), a profile name@latency "
                    "(racer@expert, greedy@600) or a trained model path (default: %(default)s)")
     p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (default: %(default)s)")
     p.add_argument("--motor-ms", type=int, default=50,

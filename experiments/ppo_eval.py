@@ -57,12 +57,12 @@ def evaluate(model, opponents, deals: int, *, latency: str = "club", seed: int =
 def plot_learning_curve(eval_json: dict, path: Path) -> None:
     """Evaluation win rate (95% bands) against timesteps per opponent, and the mean episode
     reward, as a PNG at ``path``."""
-    import matplotlib
+    # a Figure of its own, without pyplot: no backend switch in the caller's process (a
+    # notebook keeps drawing inline) and nothing left open
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    fig = Figure(figsize=(11, 4))
+    ax1, ax2 = fig.subplots(1, 2)
     points = list(eval_json["history"])
     final = eval_json.get("final")
     if final:
@@ -91,7 +91,6 @@ def plot_learning_curve(eval_json: dict, path: Path) -> None:
                   f"{eval_json['config']['episode']} episodes)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def print_table(final: dict) -> None:

@@ -53,6 +53,9 @@ class OpponentSchedule:
         self_play_every: steps between snapshots (None: no self-play).
         self_play_pool: snapshots kept.
         self_play_bot_weight: the bots' share of the groups once the pool is not empty.
+        best_path: if given, every evaluation scores the model by its mean win rate over
+            ``eval_opponents`` and saves it here (``model.save``) when it beats the best score
+            so far (SB3's ``EvalCallback`` keeps a best model the same way, by mean reward).
     """
 
     def __init__(self, stages: Sequence[Stage], groups: OpponentGroups,
@@ -60,7 +63,7 @@ class OpponentSchedule:
                  eval_freq: int, eval_deals: int, total_timesteps: int,
                  curriculum_switch: Sequence[float] = (), curriculum_threshold: float | None = None,
                  self_play_every: int | None = None, self_play_pool: int = 5,
-                 self_play_bot_weight: float = 0.5):
+                 self_play_bot_weight: float = 0.5, best_path=None):
         self.stages = list(stages)
         self.groups = groups
         self.evaluate = evaluate
@@ -73,10 +76,14 @@ class OpponentSchedule:
         self.self_play_every = self_play_every
         self.self_play_pool = self_play_pool
         self.self_play_bot_weight = self_play_bot_weight
+        self.best_path = best_path
+        #: the best evaluation so far, {"timesteps", "score"} (with best_path), else None
+        self.best: dict | None = None
         self.stage = 0
         self.pool: list = []
         self.pool_steps: list[int] = []
-        #: evaluations during training: {"timesteps", "deals", "stage", "results"}
+        #: evaluations during training: {"timesteps", "deals", "stage", "score", "results"}
+        #: (score: the mean win rate over eval_opponents)
         self.history: list[dict] = []
         #: (timesteps, mean episode reward of the last 100 episodes) after each rollout
         self.episode_curve: list[tuple[int, float]] = []
@@ -150,6 +157,13 @@ class OpponentSchedule:
             self.next_eval += self.eval_freq
             self.evaluate_now(model, logger)
 
+    def latest_eval(self) -> tuple[int, dict[str, float]] | None:
+        """The latest evaluation as (timesteps, {opponent: win rate}), None before the first."""
+        if not self.history:
+            return None
+        last = self.history[-1]
+        return last["timesteps"], {s: r["win_rate"] for s, r in last["results"].items()}
+
     def evaluate_now(self, model, logger) -> dict:
         """Evaluate, log the win rates, record them, and switch a threshold curriculum."""
         threshold_mode = (self.curriculum_threshold is not None
@@ -159,10 +173,15 @@ class OpponentSchedule:
             specs += [s for s, _ in self.stages[self.stage] if s not in specs]
         results = self.evaluate(model, specs, self.eval_deals)
         n = int(model.num_timesteps)
+        score = float(np.mean([results[s]["win_rate"] for s in self.eval_opponents]))
         self.history.append({"timesteps": n, "deals": self.eval_deals, "stage": self.stage,
-                             "results": results})
+                             "score": score, "results": results})
         for spec, r in results.items():
             logger.record(f"eval/win_rate_{spec}", r["win_rate"])
+        logger.record("eval/mean_win_rate", score)
+        if self.best_path is not None and (self.best is None or score > self.best["score"]):
+            self.best = {"timesteps": n, "score": score}
+            model.save(self.best_path)
         if threshold_mode:
             members = self.stages[self.stage]
             total = sum(w for _, w in members)

@@ -625,7 +625,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
         "latency study of one bot.",
     )
     p.add_argument("--players", default="random,greedy,chain,racer",
-                   help="comma-separated policy names, profiles name@latency, or paths of trained models (model.zip) (default: %(default)s)")
+                   help="comma-separated policy names (ppo: the trained model shipped with the package), profiles name@latency, or paths of trained models (model.zip) (default: %(default)s)")
     p.add_argument("--games", type=int, default=200,
                    help="duplicate deals per pairing; each is played twice (default: %(default)s)")
     p.add_argument("--latency", default="club",

@@ -36,6 +36,9 @@ final table with 95% Wilson intervals, and the speed figures; also written to ``
 given), learning_curve.png, TensorBoard logs (tb/) and checkpoints (checkpoints/). Evaluation
 plays fixed duplicate deals (each deal twice, seats swapped) against each ``--eval-opponents``
 bot with the tournament's match runner, at the latency of ``--eval-latency`` for both seats.
+The evaluations during training play other deals (``--eval-during-seed``); with ``--keep-best``
+the model that scores best on them is kept instead of the last one. Progress shows as SB3's bar on
+a terminal and as plain lines otherwise (``experiments.ppo_progress``).
 
 Learning at the default settings rests on four choices (measured; see each field's help):
 
@@ -178,7 +181,17 @@ class Args:
     default is SpitConfig's 30 min). Lower it only for smoke tests: an untrained argmax policy
     may WAIT for ever, and such games then run to this limit."""
     eval_seed: int = 2024
-    """Seed of the fixed evaluation deals (the same for every run, so runs compare)."""
+    """Seed of the fixed deals of the final evaluation (the same for every run, so runs
+    compare)."""
+    eval_during_seed: int = 2025
+    """Seed of the deals of the evaluations during training: held out from the final
+    evaluation's, so that choosing a checkpoint on them (--keep-best) does not flatter the final
+    figures."""
+    keep_best: bool = False
+    """Keep the best model rather than the last: every evaluation during training (and one after
+    the last step) scores the model by its mean win rate over --eval-opponents on the held-out
+    deals, the best so far is saved as best_model.zip, and at the end it becomes model.zip (the
+    last one is kept as last_model.zip) and is the one the final evaluation plays."""
     checkpoint_freq: int = 1_000_000
     """Steps between checkpoints in <out>/checkpoints (0 = none)."""
     resume: Path | None = None
@@ -189,7 +202,11 @@ class Args:
     small machine (measured on a 2-core machine: about 20x slower with 2 threads while another
     process was running)."""
     progress_bar: bool = True
-    """Show a progress bar (tqdm/rich)."""
+    """Show progress: a bar (tqdm/rich) when stdout is a terminal, otherwise (a log file, CI)
+    --progress-lines plain lines (steps done, steps/s, elapsed, ETA, the latest evaluation)."""
+    progress_lines: int = 20
+    """Plain progress lines printed over the run when stdout is not a terminal (one per
+    1/N of the steps)."""
     tensorboard: bool = True
     """Write TensorBoard logs to <out>/tb."""
     verbose: int = 0
@@ -250,10 +267,9 @@ def parse_opponent(spec: str, what: str = "--opponent") -> list[list[tuple[str, 
                 base, _ = parse_profile(name)
             except ValueError as err:
                 raise ArgumentError(f"{what}: {err}") from None
-            if base not in known or base == "ppo":
+            if base not in known:  # "ppo" is the shipped model (agents.make("ppo"))
                 raise ArgumentError(
-                    f"{what}: unknown opponent {base!r} in {spec!r}; known bots: "
-                    f"{[k for k in known if k != 'ppo']}"
+                    f"{what}: unknown opponent {base!r} in {spec!r}; known policies: {known}"
                 )
             members.append((name, w))
         if sum(w for _, w in members) <= 0:
@@ -271,7 +287,7 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
     _positive(args, "total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs",
               "learning_rate", "eval_games", "eval_games_during", "torch_threads",
               "self_play_every", "self_play_pool", "mix_groups", "bc_samples",
-              "bc_batch_size", "bc_learning_rate")
+              "bc_batch_size", "bc_learning_rate", "progress_lines")
     for name in ("eval_freq", "checkpoint_freq", "ent_coef", "shaping", "bc_steps"):
         if getattr(args, name) < 0:
             raise ArgumentError(f"{_flag(name)} must be >= 0, got {getattr(args, name)}")
@@ -311,6 +327,10 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             raise ArgumentError(f"--curriculum-switch must be increasing fractions in (0, 1), got {fr}")
     if args.curriculum_threshold is not None and len(stages) > 1 and args.eval_freq == 0:
         raise ArgumentError("--curriculum-threshold needs evaluations during training (--eval-freq > 0)")
+    if args.keep_best and args.eval_during_seed == args.eval_seed:
+        raise ArgumentError(
+            f"--keep-best chooses on held-out deals: --eval-during-seed must differ from "
+            f"--eval-seed (both {args.eval_seed})")
     if args.bc_steps:
         parse_opponent(args.bc_teacher, "--bc-teacher")
     for spec in args.eval_opponents:
@@ -378,6 +398,7 @@ def train(args: Args) -> dict:
         print_table,
         resolve_eval_opponents,
     )
+    from experiments.ppo_progress import progress_callback
     from experiments.ppo_schedule import OpponentSchedule, ScheduleCallback, stage_label
     from experiments.ppo_warm_start import behaviour_clone, collect_teacher_data
     from spit_env.policy import make_policy
@@ -457,12 +478,15 @@ def train(args: Args) -> dict:
     # Training, with the opponents' schedule and evaluations in a callback.
     evaluate_with = partial(evaluate, latency=args.eval_latency, seed=args.eval_seed,
                             max_game_ms=args.eval_max_game_ms)
+    evaluate_during = partial(evaluate, latency=args.eval_latency, seed=args.eval_during_seed,
+                              max_game_ms=args.eval_max_game_ms)
     schedule = OpponentSchedule(
-        stages, groups, evaluate_with, eval_opponents, eval_freq=args.eval_freq,
+        stages, groups, evaluate_during, eval_opponents, eval_freq=args.eval_freq,
         eval_deals=args.eval_games_during, total_timesteps=args.total_timesteps,
         curriculum_switch=args.curriculum_switch, curriculum_threshold=args.curriculum_threshold,
         self_play_every=args.self_play_every if args.self_play else None,
-        self_play_pool=args.self_play_pool, self_play_bot_weight=args.self_play_bot_weight)
+        self_play_pool=args.self_play_pool, self_play_bot_weight=args.self_play_bot_weight,
+        best_path=out / "best_model.zip" if args.keep_best else None)
     if previous:
         schedule.history = previous.get("history", [])
         schedule.episode_curve = [tuple(p) for p in previous.get("episode_reward", [])]
@@ -473,11 +497,25 @@ def train(args: Args) -> dict:
         callbacks.append(CheckpointCallback(
             save_freq=max(args.checkpoint_freq // args.num_envs, 1),
             save_path=str(out / "checkpoints"), name_prefix="ppo"))
+    if args.progress_bar:  # a bar on a terminal, plain lines in a log file
+        callbacks.append(progress_callback(args.total_timesteps, args.progress_lines,
+                                           latest_eval=schedule.latest_eval))
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.total_timesteps, callback=CallbackList(callbacks),
-                progress_bar=args.progress_bar, reset_num_timesteps=args.resume is None,
-                tb_log_name="ppo")
+                reset_num_timesteps=args.resume is None, tb_log_name="ppo")
+    if args.keep_best:  # the last model competes too, on the same held-out deals
+        t = time.perf_counter()
+        schedule.evaluate_now(model, model.logger)
+        callback.seconds += time.perf_counter() - t
     learn_seconds = time.perf_counter() - t0
+    kept = {"timesteps": int(model.num_timesteps), "kept": "last"}
+    if args.keep_best:
+        model.save(out / "last_model.zip")
+        model.set_parameters(str(out / "best_model.zip"), device="cpu")
+        kept = {**schedule.best, "kept": "best"}
+        print(f"kept the best model: {kept['timesteps']:,} steps, mean win rate "
+              f"{kept['score']:.3f} on the held-out deals (last model: "
+              f"{schedule.history[-1]['score']:.3f})")
     model.save(out / "model.zip")
 
     # The final evaluation and the reports.
@@ -505,7 +543,8 @@ def train(args: Args) -> dict:
         "history": schedule.history,
         "episode_reward": schedule.episode_curve,
         "stages": previous.get("stages", []) + schedule.stage_log,
-        "final": {"timesteps": int(model.num_timesteps), "deals": args.eval_games,
+        "kept_model": kept,
+        "final": {"timesteps": int(kept["timesteps"]), "deals": args.eval_games,
                   "games_per_opponent": 2 * args.eval_games, "latency": args.eval_latency,
                   "seed": args.eval_seed, "results": final_results},
         "speed": speed,

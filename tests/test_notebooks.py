@@ -45,3 +45,35 @@ def test_heuristics_notebook_runs_and_saves_its_figures(tmp_path, monkeypatch):
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
                  for o in c.get("outputs", []))
     assert images >= 3
+
+
+TRAINING = NOTEBOOK.parent / "ppo_training.ipynb"
+
+
+def test_training_notebook_runs_at_a_tiny_size(tmp_path, monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    out = tmp_path / "figures"
+    monkeypatch.setenv("SPIT_NB_TINY", "1")
+    monkeypatch.setenv("SPIT_NB_TRAIN_STEPS", "2048")
+    monkeypatch.setenv("SPIT_NB_DEALS", "3")
+    monkeypatch.setenv("SPIT_NB_OUT", str(out))
+    nb = nbformat.read(TRAINING, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
+                                     resources={"metadata": {"path": str(TRAINING.parent)}})
+    client.execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
+    # the small run's folder, and its curve drawn from it
+    assert (out / "run" / "model.zip").is_file()
+    assert json.loads((out / "run" / "eval.json").read_text())["final"]["timesteps"] >= 2048
+    for name in ("small_run_curve.png", "shipped_run_curve.png", "shipped_vs_bots.png",
+                 "winrate_by_rounds.png", "deal_outcomes.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG", name
+    played = json.loads((out / "shipped_vs_bots.json").read_text())
+    assert played["model"] == "ppo" and played["deals"] == 3
+    assert set(played["results"]) == {"random", "greedy", "chain", "racer"}
+    assert all(r["games"] == 6 for r in played["results"].values())
+    images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"
+                 for o in c.get("outputs", []))
+    assert images >= 5

@@ -257,8 +257,12 @@ def test_a_trained_model_plays_by_its_path(tmp_path):
     record = play_game((spec, "greedy"), config=SpitConfig(max_game_ms=60_000), seed=2)
     assert record["players"][0] == {"name": spec, "latency": "expert"}
     assert replay.check(record) == len(record["steps"]) + 1
-    res = _run("--players", "racer,ppo", "--out", str(tmp_path / "x.html"))
-    assert res.returncode == 2 and "given by the path of its file" in res.stderr
+    res = _run("--players", f"racer,{tmp_path / 'missing' / 'model.zip'}", "--out",
+               str(tmp_path / "x.html"))
+    assert res.returncode == 2 and "no model file" in res.stderr
+    # "ppo" alone is the model shipped with the package
+    record = play_game(("ppo", "greedy"), config=SpitConfig(max_game_ms=60_000), seed=2)
+    assert replay.check(record) == len(record["steps"]) + 1
 
 
 def test_write_html_creates_folders(tmp_path, records):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +109,77 @@ def test_resume_continues_counting(run_dir, tmp_path):
     assert result["config"]["resumed_from_timesteps"] == start
     assert result["config"]["behaviour_cloning"] is None, "a resumed run was warm-started again"
     assert result["final"]["timesteps"] >= start + 1024
+
+
+PROGRESS_LINE = re.compile(
+    r"^progress [\d,]+/[\d,]+ steps \(\d+%\) \| [\d.?]+ steps/s \| elapsed [\d:]+ \| ETA [\d:?]+")
+
+
+def test_log_file_gets_progress_lines_and_the_best_model_is_kept(tmp_path):
+    # stdout is a pipe here, not a terminal: the progress shows as plain lines
+    args = [a for a in TINY if a != "--no-progress-bar"]
+    proc = _run("--total-timesteps", "4096", "--out", str(tmp_path), "--bc-steps", "0",
+                "--progress-lines", "4", "--keep-best", *args)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("progress ")]
+    assert len(lines) >= 4, proc.stdout
+    assert all(PROGRESS_LINE.match(ln) for ln in lines), lines
+    assert "(100%)" in lines[-1] and "ETA 00:00" in lines[-1]
+    assert any("last eval @" in ln for ln in lines), "the latest evaluation is not shown"
+    assert "\r" not in proc.stdout, "a progress bar wrote to the log"
+
+    result = json.loads((tmp_path / "eval.json").read_text())
+    history = result["history"]
+    assert result["config"]["eval_during_seed"] != result["config"]["eval_seed"]
+    assert history[-1]["timesteps"] >= 4096, "the last model was not evaluated"
+    best = max(history, key=lambda h: h["score"])
+    kept = result["kept_model"]
+    assert kept["kept"] == "best" and kept["score"] == best["score"]
+    assert result["final"]["timesteps"] == kept["timesteps"]
+    for h in history:
+        rates = [h["results"][name]["win_rate"] for name in ("random", "greedy")]
+        assert h["score"] == pytest.approx(np.mean(rates))
+    # model.zip holds the best model's weights; the last one is kept beside it
+    import torch
+
+    from agents.ppo import load_model
+
+    kept_model, best_model, last = (load_model(tmp_path / n) for n in
+                                    ("model.zip", "best_model.zip", "last_model.zip"))
+    for k, v in kept_model.policy.state_dict().items():
+        assert torch.equal(v, best_model.policy.state_dict()[k]), k
+    assert last.num_timesteps >= 4096
+
+
+def test_keep_best_needs_held_out_deals(tmp_path):
+    proc = _run("--keep-best", "--eval-during-seed", "7", "--eval-seed", "7",
+                "--out", str(tmp_path / "never"), timeout=60)
+    assert proc.returncode == 2 and "--eval-during-seed" in proc.stderr
+
+
+def test_progress_line_reports_rate_elapsed_eta_and_the_last_evaluation():
+    import io
+
+    from experiments.ppo_progress import ProgressLines, progress_callback
+
+    lines = ProgressLines(1_000_000, 50_000, latest_eval=lambda: (200_000, {"racer": 0.4712}))
+    text = lines.line(250_000, 100.0)
+    assert text.startswith("progress 250,000/1,000,000 steps (25%) | 2500.00 steps/s")
+    assert "elapsed 01:40" in text and "ETA 05:00" in text  # 750,000 steps at 2,500/s
+    assert text.endswith("| last eval @200,000: racer 0.47")
+    assert "last eval" not in ProgressLines(10, 5).line(5, 1.0)
+    with pytest.raises(ValueError, match="every"):
+        ProgressLines(10, 0)
+    # a terminal gets SB3's bar, anything else the lines
+    from stable_baselines3.common.callbacks import ProgressBarCallback
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert isinstance(progress_callback(100, stream=Tty()), ProgressBarCallback)
+    plain = progress_callback(100, lines=4, stream=io.StringIO())
+    assert isinstance(plain, ProgressLines) and plain.every == 25
 
 
 def test_model_without_mask_input_still_plays(tmp_path):

@@ -1,0 +1,137 @@
+"""The shipped model's results: it plays every heuristic bot on duplicate deals at equal latency,
+and the table goes to docs/results/ppo_shipped.{json,md} with the file's SHA-256 (so a test can
+tell when the figures no longer belong to the shipped file) and its training run's history.
+
+    python -m experiments.shipped_results --run runs/ppo_long --command "python -m ..."
+
+``--run`` is the run folder the model came from (its ``eval.json`` and ``config.json``: the
+evaluations during training, the speed, the arguments); ``--command`` says how it was made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import tyro
+
+__all__ = ["Args", "main", "evaluate_shipped", "markdown"]
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+@dataclass
+class Args:
+    """Evaluate the shipped PPO model against every heuristic bot and write its results."""
+
+    run: Path
+    """The run folder the shipped model was written from (eval.json, config.json)."""
+    command: str
+    """The command(s) that trained it, as shown in the results."""
+    train_minutes: float | None = None
+    """Training wall time in minutes, all stages (default: the run folder's learn time)."""
+    deals: int = 1000
+    """Duplicate deals per bot (2 games each)."""
+    seed: int = 2024
+    """Seed of the deals (train_ppo's evaluation seed)."""
+    latency: str = "club"
+    """Latency of both seats."""
+    out: Path = RESULTS / "ppo_shipped"
+    """Output path without suffix: .json and .md are written."""
+
+
+def evaluate_shipped(deals: int, seed: int, latency: str) -> dict:
+    """{bot: PairingResult dict} of the shipped model against every bot of ``agents.BOTS``."""
+    import agents
+    from experiments.tournament import play_pairing
+    from spit_env import Latency, SpitConfig
+
+    config = SpitConfig(latency=Latency.parse(latency))
+    return {bot: asdict(play_pairing("ppo", bot, deals, config=config, seed=seed,
+                                     batch_size=min(1024, deals)))
+            for bot in agents.BOTS}
+
+
+def markdown(result: dict) -> str:
+    """The results as a Markdown page."""
+    m = result["model"]
+    lines = [
+        "# The shipped PPO model against the heuristic bots",
+        "",
+        f"`agents.make(\"ppo\")` plays `{m['file']}` ({m['bytes'] / 1024:.0f} KB, SHA-256 "
+        f"`{m['sha256'][:12]}…`). {result['deals']:,} duplicate deals ({2 * result['deals']:,} "
+        f"games) per bot, both seats at `{result['latency']}` latency, deals of seed "
+        f"{result['seed']}; win rate of the model with 95% Wilson intervals (draws count 1/2).",
+        "",
+        "| opponent | win rate | 95% interval | wins | losses | draws |",
+        "|---|---|---|---|---|---|",
+    ]
+    for bot, r in result["results"].items():
+        lines.append(f"| {bot} | {r['win_rate']:.3f} | [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
+                     f"| {r['wins_a']} | {r['wins_b']} | {r['draws']} |")
+    t = result["training"]
+    lines += [
+        "",
+        "## How it was made",
+        "",
+        "```bash",
+        m["command"],
+        "```",
+        "",
+        f"{m['timesteps']:,} learner decisions in all, {m['train_minutes']:.0f} min of training "
+        f"on the shared 2-core machine; network {m['net_arch']} (policy and value), "
+        f"written by `python -m experiments.ship_model` (float16 weights, no optimizer state).",
+        "",
+        "Evaluations during training (held-out deals, win rate):",
+        "",
+        "| timesteps | " + " | ".join(t["history"][0]["results"]) + " |" if t["history"] else "",
+        "|---" * (1 + len(t["history"][0]["results"])) + "|" if t["history"] else "",
+    ]
+    for h in t["history"]:
+        lines.append(f"| {h['timesteps']:,} | " + " | ".join(
+            f"{r['win_rate']:.3f}" for r in h["results"].values()) + " |")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv=None) -> int:
+    """Command-line entry point."""
+    args = tyro.cli(Args, args=argv, prog="python -m experiments.shipped_results",
+                    description=__doc__.split("\n\n")[0])
+    from agents.ppo import SHIPPED_MODEL, shipped_model_path
+
+    path = shipped_model_path()
+    if not (Path(args.run) / "config.json").is_file():
+        print(f"error: --run: no run folder at {str(args.run)!r} (config.json missing)",
+              file=sys.stderr)
+        return 2
+    results = evaluate_shipped(args.deals, args.seed, args.latency)
+    run = json.loads((Path(args.run) / "eval.json").read_text())  # after the games: the run
+    config = run["config"]                                         # may still be finishing
+    result = {
+        "model": {
+            "file": f"agents/{SHIPPED_MODEL}",
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "bytes": path.stat().st_size,
+            "command": args.command,
+            "timesteps": run["final"]["timesteps"],
+            "train_minutes": args.train_minutes if args.train_minutes is not None
+            else round(run["speed"]["learn_seconds"] / 60, 1),
+            "net_arch": config["net_arch"],
+        },
+        "deals": args.deals, "seed": args.seed, "latency": args.latency,
+        "results": results,
+        "training": {key: run[key] for key in ("config", "history", "episode_reward", "final")},
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown(result))
+    print(out.with_suffix(".md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

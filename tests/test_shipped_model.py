@@ -1,0 +1,158 @@
+"""The PPO model shipped with the package: ``agents.make("ppo")`` without a path plays it, the
+environments and the tournament take it as "ppo", a wheel carries it, its published figures are
+of this very file, and ``experiments.ship_model`` writes such a file from a run's model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results" / "ppo_shipped.json"
+
+
+def test_make_ppo_without_a_path_plays_the_shipped_model():
+    import agents
+    from agents.ppo import PPOPolicy, shipped_model_path
+    from spit_env.rules import N_ACTIONS, OBS_DIM
+
+    path = shipped_model_path()
+    assert path == ROOT / "agents" / "models" / "ppo.zip"
+    assert path.stat().st_size < 400_000, "the shipped model should stay a small file"
+    policy = agents.make("ppo")
+    assert isinstance(policy, PPOPolicy) and policy.deterministic
+    rng = np.random.default_rng(0)
+    masks = rng.random((64, N_ACTIONS)) < 0.3
+    masks[:, 0] = True
+    actions = policy(rng.random((64, OBS_DIM), dtype=np.float32), masks, rng)
+    assert masks[np.arange(64), actions].all()
+    with pytest.raises(ValueError, match="not both"):
+        agents.make("ppo", path=path, model=object())
+
+
+def test_ppo_policy_runs_on_its_own_threads_and_restores_torch_s():
+    import torch
+
+    import agents
+
+    rng = np.random.default_rng(0)
+    from spit_env.rules import N_ACTIONS, OBS_DIM
+
+    obs = rng.random((8, OBS_DIM), dtype=np.float32)
+    masks = np.ones((8, N_ACTIONS), bool)
+    before = torch.get_num_threads()
+    seen = []
+    policy = agents.make("ppo", threads=1)
+    forward = policy._actor.forward
+
+    def spy(x):
+        seen.append(torch.get_num_threads())
+        return forward(x)
+
+    policy._actor.forward = spy
+    torch.set_num_threads(2)
+    try:
+        policy(obs, masks, rng)
+        assert seen == [1] and torch.get_num_threads() == 2
+        policy.threads = None  # torch's own setting
+        policy(obs, masks, rng)
+        assert seen == [1, 2]
+    finally:
+        torch.set_num_threads(before)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="threads"):
+            agents.make("ppo", threads=bad)
+
+
+def test_environments_and_tournament_take_ppo_by_name():
+    from experiments.tournament import Player, play_pairing
+    from spit_env import SpitConfig, SpitVecEnv
+    from spit_env.policy import uniform_legal_actions
+
+    env = SpitVecEnv(num_envs=4, opponent="ppo@expert", seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        env.step(uniform_legal_actions(env.action_masks(), rng))
+    env.close()
+    assert Player.parse("ppo").policy == "ppo"
+    res = play_pairing("ppo", "random", 2, config=SpitConfig(max_game_ms=120_000), seed=3)
+    assert res.games == 4 and res.wins_a + res.wins_b + res.draws == 4
+
+
+def test_published_figures_are_of_the_shipped_file():
+    from agents.ppo import shipped_model_path
+
+    published = json.loads(RESULTS.read_text())
+    digest = hashlib.sha256(shipped_model_path().read_bytes()).hexdigest()
+    assert published["model"]["sha256"] == digest, "docs/results/ppo_shipped.json is stale"
+    assert set(published["results"]) >= {"random", "greedy", "chain", "racer"}
+    for r in published["results"].values():
+        assert r["games"] == 2 * published["deals"]
+
+
+def test_a_wheel_carries_the_shipped_model(tmp_path):
+    pytest.importorskip("setuptools")
+    pytest.importorskip("wheel")
+    src = tmp_path / "src"  # build from a copy: the build leaves build/ in its source tree
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    for package in ("spit_env", "agents", "experiments"):
+        shutil.copytree(ROOT / package, src / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps",
+                           "--no-build-isolation", "-q", "-w", str(tmp_path / "dist")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (wheel,) = (tmp_path / "dist").glob("spit_env-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        shipped = z.read("agents/models/ppo.zip")
+    assert shipped == (ROOT / "agents" / "models" / "ppo.zip").read_bytes()
+
+
+def test_ship_model_writes_a_small_file_that_plays_the_same(tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import PPOPolicy, load_model
+    from experiments.ppo_envs import make_training_env
+    from experiments.ship_model import main
+    from spit_env.rules import N_ACTIONS, OBS_DIM
+
+    torch.set_num_threads(1)
+    _, _, env = make_training_env(
+        num_envs=4, groups=1, opponent="greedy", seed=0, learner_seat="random", reward="round",
+        episode="game", shaping=0.0, skip_forced_waits=True, truncation_reward=0.0,
+        mask_wait=True, obs_mask=True)
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=32, seed=0, device="cpu",
+                        policy_kwargs=dict(net_arch=dict(pi=[64, 64], vf=[64, 64])))
+    model.spit_options = {"mask_wait": True, "obs_mask": True}
+    model.learn(64)  # a rollout: _last_obs and Adam's moments now exist
+    model.save(tmp_path / "model.zip")
+    env.close()
+
+    assert main([str(tmp_path / "model.zip"), "--out", str(tmp_path / "small.zip")]) == 0
+    assert (tmp_path / "small.zip").stat().st_size < 0.5 * (tmp_path / "model.zip").stat().st_size
+    small = load_model(tmp_path / "small.zip")
+    assert small.spit_options == {"mask_wait": True, "obs_mask": True}
+    assert not small.policy.optimizer.state_dict()["state"], "Adam's moments were shipped"
+    for k, v in model.policy.state_dict().items():  # float16 rounding only
+        torch.testing.assert_close(small.policy.state_dict()[k], v, rtol=1e-3, atol=1e-3)
+    rng = np.random.default_rng(1)
+    obs = rng.random((256, OBS_DIM), dtype=np.float32)
+    masks = rng.random((256, N_ACTIONS)) < 0.4
+    masks[:, 0] = True
+    same = PPOPolicy(model)(obs, masks, rng) == PPOPolicy(small)(obs, masks, rng)
+    assert same.mean() > 0.95
+    assert main([str(tmp_path / "missing.zip"), "--out", str(tmp_path / "x.zip")]) == 2
