@@ -96,8 +96,11 @@ def _timed(fn: Callable[[], int]) -> tuple[float, float, int]:
     return time.perf_counter() - w0, time.process_time() - c0, n
 
 
-def bench_core(config: SpitConfig, batch: int, steps: int, seed: int = 0) -> tuple[float, float]:
-    """(wall, CPU) game-steps/s of the core at batch size B = ``batch`` over ``steps`` steps."""
+def bench_core(config: SpitConfig, batch: int, steps: int, seed: int = 0, *,
+               observe: bool = False) -> tuple[float, float]:
+    """(wall, CPU) game-steps/s of the core at batch size B = ``batch`` over ``steps`` steps;
+    with ``observe``, the loop also builds both seats' observations (``core.observe``,
+    (B, 2, D) float32) at every step, as a multi-agent trainer reading every game's state would."""
     rng = np.random.default_rng(seed)
     state = core.init(config, batch, seed)
     next_id = [batch]
@@ -105,6 +108,8 @@ def bench_core(config: SpitConfig, batch: int, steps: int, seed: int = 0) -> tup
     def loop(n: int) -> int:
         nonlocal state
         for _ in range(n):
+            if observe:
+                core.observe(state)
             actions = random_legal_actions(core.legal_action_mask(state), rng)
             state, out = core.step(state, actions)
             over = state.phase == rules.PHASE_OVER
@@ -121,29 +126,8 @@ def bench_core(config: SpitConfig, batch: int, steps: int, seed: int = 0) -> tup
 
 def bench_core_observed(config: SpitConfig, batch: int, steps: int,
                         seed: int = 0) -> tuple[float, float]:
-    """(wall, CPU) game-steps/s of :func:`bench_core`'s loop that also builds both seats'
-    observations (``core.observe``, (B, 2, D) float32) at every step, as a multi-agent trainer
-    reading every game's state would."""
-    rng = np.random.default_rng(seed)
-    state = core.init(config, batch, seed)
-    next_id = [batch]
-
-    def loop(n: int) -> int:
-        nonlocal state
-        for _ in range(n):
-            core.observe(state)
-            actions = random_legal_actions(core.legal_action_mask(state), rng)
-            state, out = core.step(state, actions)
-            over = state.phase == rules.PHASE_OVER
-            if over.any():
-                ids = next_id[0] + np.arange(batch, dtype=np.int64)
-                next_id[0] += batch
-                core.reset(state, over, ids)
-        return n * batch
-
-    loop(max(5, steps // 20))
-    wall, cpu, n = _timed(lambda: loop(steps))
-    return n / wall, n / cpu
+    """:func:`bench_core` with both seats' observations built at every step."""
+    return bench_core(config, batch, steps, seed, observe=True)
 
 
 def bench_reference(config: SpitConfig, steps: int, seed: int = 0) -> tuple[float, float]:

@@ -32,7 +32,7 @@ import numpy as np
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
-from .tournament import Player, play_pairing, wilson_interval
+from .tournament import Player, play_pairing, save_figure, wilson_interval
 
 __all__ = ["run_pairing", "study", "plot_curve", "main"]
 
@@ -153,11 +153,7 @@ def plot_curve(result: dict, path: str | Path | None = None):
     ax.set_ylabel("win rate of the planner")
     ax.set_title(f"Does thinking pay? ({result['curve_deals']} duplicate deals per point)", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-    return fig
+    return save_figure(fig, path)
 
 
 def _parse_args(argv=None) -> argparse.Namespace:

@@ -64,6 +64,7 @@ from spit_env.latency import PRESET_MIN_MS, Latency
 from spit_env.policy import call_policy, make_policy, parse_profile
 
 __all__ = [
+    "save_figure",
     "Player",
     "PairingResult",
     "GameJob",
@@ -583,11 +584,7 @@ def plot_winrate_matrix(result: dict, path: str | Path | None = None):
     ax.set_title(f"win rate of row vs column, {result['deals']} duplicate deals per pairing\n"
                  "(draws count 1/2; 95% Wilson interval)", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.tight_layout()
-    if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-    return fig
+    return save_figure(fig, path)
 
 
 def plot_latency_curve(curve: dict, path: str | Path | None = None):
@@ -609,6 +606,12 @@ def plot_latency_curve(curve: dict, path: str | Path | None = None):
     ax.set_ylim(0, 1)
     ax.set_title(f"How much is speed worth? ({curve['deals']} duplicate deals per point)", fontsize=10)
     ax.legend(fontsize=8)
+    return save_figure(fig, path)
+
+
+def save_figure(fig, path: str | Path | None = None):
+    """Lay out ``fig`` and, with a ``path``, write it there as PNG (120 dpi; folders made as
+    needed). Returns the Figure."""
     fig.tight_layout()
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
