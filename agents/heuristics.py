@@ -245,20 +245,27 @@ class ChainBot:
             new_top[:, :, c, c] = card[:, :, c]
         return new_top
 
+    def _fitting_places(self, ranks: np.ndarray, place_bits: np.ndarray,
+                        new_top: np.ndarray) -> np.ndarray:
+        """(B, S, 2) int64 bit sets: bit ``place_bits[k]`` of ``[b, s, c]`` is set when the
+        face-up rank ``ranks[b, k]`` ((B, K) ints, 14: none) fits pile 0 or pile 1 of
+        ``new_top[b, s, c]`` ((B, S, 2, 2), the tops after PLAY(s, c))."""
+        # by_rank[b, r]: the bits of the places holding a face-up rank r (column 14 stays 0); a
+        # card fits a pile of top q iff its rank is one of q's (at most two) neighbours, so the
+        # places fitting pile 0 or pile 1 after play (s, c) are an OR of four lookups
+        b = ranks.shape[0]
+        row0 = (np.arange(b) * 15)[:, None]
+        by_rank = np.bincount((row0 + ranks).reshape(-1), np.tile(place_bits, b),
+                              minlength=b * 15).astype(np.int64)
+        tops = new_top.reshape(b, -1)
+        nb1, nb2 = self._neighbours
+        fit = (by_rank.take(row0 + nb1.take(tops)) | by_rank.take(row0 + nb2.take(tops))).reshape(new_top.shape)
+        return fit[..., 0] | fit[..., 1]
+
     def _follow_count(self, ranks: np.ndarray, new_top: np.ndarray, exclude_self: bool) -> np.ndarray:
         """(B, S, 2): how many of ``ranks`` (B, S) fit some pile of ``new_top`` (B, S, 2, 2),
         leaving out place s itself when ``exclude_self`` (the card just played)."""
-        # by_rank[b, r]: bit s set if place s holds a face-up rank r (column 14 stays 0); a card
-        # fits a pile of top q iff its rank is one of q's (at most two) neighbours, so the places
-        # fitting pile 0 or pile 1 after play (s, c) are an OR of four lookups, then a popcount
-        b = ranks.shape[0]
-        flat = (np.arange(b)[:, None] * 15 + ranks).reshape(-1)
-        by_rank = np.bincount(flat, np.tile(_PLACE_BIT, b), minlength=b * 15).astype(np.int64)
-        tops = new_top.reshape(b, -1)
-        row0 = (np.arange(b) * 15)[:, None]
-        nb1, nb2 = self._neighbours
-        fit = (by_rank.take(row0 + nb1.take(tops)) | by_rank.take(row0 + nb2.take(tops))).reshape(new_top.shape)
-        bits = fit[..., 0] | fit[..., 1]  # (B, S, 2)
+        bits = self._fitting_places(ranks, _PLACE_BIT, new_top)
         if exclude_self:
             bits &= _NOT_SELF
         return _POPCOUNT.take(bits)
@@ -267,15 +274,7 @@ class ChainBot:
         """Both counts racer needs in one pass: ``_follow_count(mine, new_top, True)`` and
         ``_follow_count(theirs, new_top, False)`` (our places in bits 0-4 of the words, the
         opponent's in bits 5-9)."""
-        b = mine.shape[0]
-        flat = np.concatenate([np.arange(b)[:, None] * 15 + mine, np.arange(b)[:, None] * 15 + theirs],
-                              axis=1).reshape(-1)
-        by_rank = np.bincount(flat, np.tile(_PLACE_BIT_2, b), minlength=b * 15).astype(np.int64)
-        tops = new_top.reshape(b, -1)
-        row0 = (np.arange(b) * 15)[:, None]
-        nb1, nb2 = self._neighbours
-        fit = (by_rank.take(row0 + nb1.take(tops)) | by_rank.take(row0 + nb2.take(tops))).reshape(new_top.shape)
-        bits = fit[..., 0] | fit[..., 1]  # (B, S, 2)
+        bits = self._fitting_places(np.concatenate([mine, theirs], axis=1), _PLACE_BIT_2, new_top)
         return _POPCOUNT.take(bits & _NOT_SELF), _POPCOUNT.take(bits >> N_STOCKS)
 
     def play_scores(self, view: TableView) -> np.ndarray:

@@ -82,14 +82,19 @@ def _shape(field: rules.ObsField) -> str:
     return f"(B, {k})" if k > 1 else "(B,)"
 
 
+def _decoded_fields():
+    """(field, decoded dtype, unit or "") for each field of rules.OBSERVATION, in order."""
+    for f in rules.OBSERVATION:
+        kind = _kind(f.name)[0]
+        yield f, _DTYPE.get(kind, "float32"), _UNITS.get(kind, "")
+
+
 def _docstring() -> str:
     lines = ["One batch of observations, decoded (made by :func:`read_observation`).", "",
              "Attributes (one per field of rules.OBSERVATION, same names; self_ = the observing "
              "seat, opp_ = its opponent, centre pile 0 = own):"]
-    for f in rules.OBSERVATION:
-        kind, _, _ = _kind(f.name)
-        unit = _UNITS.get(kind, "")
-        lines.append(f"    {f.name}: {_shape(f)} {_DTYPE.get(kind, 'float32')}"
+    for f, dtype, unit in _decoded_fields():
+        lines.append(f"    {f.name}: {_shape(f)} {dtype}"
                      f"{' - ' + unit if unit else ''}; {f.meaning}.")
     return "\n".join(lines)
 
@@ -148,9 +153,7 @@ def read_observation(observations) -> ObservationView:
 def observation_view_markdown() -> str:
     """The decoded fields as a Markdown table (name, shape, dtype and unit, meaning)."""
     rows = ["| field | shape | decoded as | meaning |", "|---|---|---|---|"]
-    for f in rules.OBSERVATION:
-        kind, _, _ = _kind(f.name)
-        unit = _UNITS.get(kind, "")
-        rows.append(f"| `{f.name}` | {_shape(f)} | {_DTYPE.get(kind, 'float32')}"
+    for f, dtype, unit in _decoded_fields():
+        rows.append(f"| `{f.name}` | {_shape(f)} | {dtype}"
                     f"{', ' + unit if unit else ''} | {f.meaning} |")
     return "\n".join(rows)
