@@ -2,15 +2,16 @@
 
 From the inside out (:func:`make_training_env` builds it)::
 
-    SpitVecEnv            one per row group, each with its own opponent (spit_env.vec_env)
-    TruncationReward      per group: a truncated game scores ``reward`` for the learner
-    OpponentGroups        the groups side by side as one VecEnv of num_envs rows
+    SpitVecEnv            num_envs games; each row may play its own opponent (spit_env.vec_env)
+    TruncationReward      a truncated game scores ``reward`` for the learner
+    OpponentGroups        the rows split into groups, each group with its opponent
     EnvTimer              the seconds spent inside the environment
     ModelInput            the model's input contract (agents.ppo.model_input): masks, obs + mask
     VecMonitor            episode rewards and lengths for SB3's logs
 
 A weighted mix of opponents (and the self-play pool) is a split of the row groups among them, so
-every opponent plays in batch on its own rows; with a single opponent there is one group.
+every opponent plays in batch on its own rows, and the core steps all rows at once whatever the
+mix; with a single opponent there is one group.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ __all__ = [
     "EnvTimer",
     "ModelInput",
     "make_training_env",
-    "group_seed",
     "split_groups",
 ]
 
@@ -40,13 +40,6 @@ __all__ = [
 #: learner per step with --skip-forced-waits: 2 remove about half of them, shortening episodes by
 #: ~40% at no extra environment time per game; more rounds make the environment the bottleneck.
 FORCED_WAIT_SKIPS = 2
-
-
-def group_seed(seed: int, g: int) -> int:
-    """The game seed of row group ``g`` (group 0 plays ``seed`` itself)."""
-    if g == 0:
-        return int(seed)
-    return int(np.random.SeedSequence([int(seed), g]).generate_state(1, np.uint32)[0])
 
 
 def split_groups(weights, groups: int) -> list[int]:
@@ -71,132 +64,68 @@ def _profile_latency(opponent):
     return parse_profile(opponent)[1] if isinstance(opponent, str) else None
 
 
-class OpponentGroups(VecEnv):
-    """Row groups side by side: one VecEnv whose rows are those of ``envs``, in order.
+class OpponentGroups(VecEnvWrapper):
+    """Row groups of one training VecEnv, each group with its own opponent.
 
-    Each group keeps its own opponent (:meth:`set_group_opponent`); the groups are stepped one
-    after the other and their results concatenated. ``get_attr``, ``set_attr`` and
-    ``env_method`` go to the group of each index (``action_masks`` is concatenated).
+    The rows are split into ``groups`` near-equal slices; :meth:`set_group_opponent` gives a
+    slice its opponent (``SpitVecEnv.set_opponent`` with its indices). All groups live in the
+    one SpitVecEnv below: the core steps every row at once and each opponent is asked once per
+    decision epoch for its rows, so a mix or a self-play pool costs little more than one
+    opponent.
 
     Args:
-        envs: the groups (SpitVecEnvs, possibly wrapped), each with ``set_opponent``,
-            ``action_masks`` and ``seed``.
+        venv: the SpitVecEnv (possibly wrapped) whose ``set_opponent`` accepts ``indices``.
+        groups: the number of row groups, 1..num_envs.
+
+    Attributes:
+        bounds: (groups + 1,) the first row of each group, then num_envs.
+        labels: each group's opponent as the run's logs call it.
     """
 
-    def __init__(self, envs: list[VecEnv]):
-        self.groups = list(envs)
-        self.bounds = np.cumsum([0] + [env.num_envs for env in self.groups])
-        self.labels = ["?"] * len(self.groups)
-        self._latency = [None] * len(self.groups)
+    def __init__(self, venv: VecEnv, groups: int):
+        super().__init__(venv)
+        sizes = [len(a) for a in np.array_split(np.arange(venv.num_envs), groups)]
+        self.bounds = np.cumsum([0] + sizes)
+        self.n_groups = len(sizes)
+        self.labels = ["?"] * self.n_groups
+        self._latency = [None] * self.n_groups
         self._started = False
-        self._restart: set[int] = set()
-        self._actions = None
-        first = self.groups[0]
-        super().__init__(int(self.bounds[-1]), first.observation_space, first.action_space)
-
-    def _slices(self) -> list[slice]:
-        return [slice(int(a), int(b)) for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)]
+        self._restart = False
 
     def set_group_opponent(self, g: int, opponent, label: str) -> None:
         """Group ``g`` plays ``opponent`` (a profile or a Policy) from the next step on.
 
         A new profile latency applies to fresh games only (``SpitVecEnv.set_opponent``), so
-        when it changes, the group's running games are cut (truncated, so SB3 bootstraps them)
-        after the next step and fresh ones dealt.
+        when it changes, the running games are cut (truncated, so SB3 bootstraps them) after
+        the next step and fresh ones dealt: all rows, since they share one VecEnv.
         """
         new = _profile_latency(opponent)
-        self.groups[g].set_opponent(opponent)
+        rows = list(range(int(self.bounds[g]), int(self.bounds[g + 1])))
+        self.venv.env_method("set_opponent", opponent, indices=rows)
         self.labels[g] = label
         if new != self._latency[g] and self._started:
-            self._restart.add(g)
+            self._restart = True
         self._latency[g] = new
 
-    def seed(self, seed=None):
-        """Seed group g with ``group_seed(seed, g)`` for the next reset (None: OS seeds)."""
-        for g, env in enumerate(self.groups):
-            env.seed(None if seed is None else group_seed(seed, g))
-        return [seed] * self.num_envs
-
     def reset(self):
-        """Reset every group; (num_envs, D) float32."""
-        obs = np.concatenate([env.reset() for env in self.groups])
+        """Reset every row; (num_envs, D) float32."""
+        obs = self.venv.reset()
         self._started = True
-        self._restart.clear()
+        self._restart = False
         return obs
 
-    def step_async(self, actions) -> None:
-        """Store the (num_envs,) actions for :meth:`step_wait`."""
-        self._actions = np.asarray(actions)
-
     def step_wait(self):
-        """Step every group with its rows' actions; concatenated (obs, rewards, dones, infos)."""
-        parts = []
-        for g, (env, sl) in enumerate(zip(self.groups, self._slices(), strict=True)):
-            env.step_async(self._actions[sl])
-            part = env.step_wait()
-            if g in self._restart:
-                part = self._cut(env, *part)
-            parts.append(part)
-        self._restart.clear()
-        obs = np.concatenate([p[0] for p in parts])
-        rewards = np.concatenate([p[1] for p in parts])
-        dones = np.concatenate([p[2] for p in parts])
-        infos = [info for p in parts for info in p[3]]
+        """Step every row (obs, rewards, dones, infos); a latency change cuts the games."""
+        obs, rewards, dones, infos = self.venv.step_wait()
+        if self._restart:
+            self._restart = False
+            # End every running game as truncated (SB3 bootstraps from the terminal
+            # observation) and deal fresh games under the new latencies.
+            for i in np.flatnonzero(~dones):
+                infos[i]["terminal_observation"] = obs[i].copy()
+                infos[i]["TimeLimit.truncated"] = True
+            obs, dones = self.venv.reset(), np.ones_like(dones)
         return obs, rewards, dones, infos
-
-    @staticmethod
-    def _cut(env, obs, rewards, dones, infos):
-        # End every running game of the group as truncated (SB3 bootstraps from the terminal
-        # observation) and deal fresh games under the new latency.
-        for i in np.flatnonzero(~dones):
-            infos[i]["terminal_observation"] = obs[i].copy()
-            infos[i]["TimeLimit.truncated"] = True
-        return env.reset(), rewards, np.ones_like(dones), infos
-
-    def action_masks(self) -> np.ndarray:
-        """(num_envs, 23) bool: the learner's legal moves in each row."""
-        return np.concatenate([env.action_masks() for env in self.groups])
-
-    def public_tables(self) -> list:
-        """The learners' public tables over all groups, as (row positions, PublicTable) parts
-        (``SpitVecEnv.public_tables``), for a planning teacher (``spit_env.policy.call_policy``)."""
-        return [(pos + lo, table) for env, lo in zip(self.groups, self.bounds[:-1], strict=True)
-                for pos, table in env.public_tables()]
-
-    def close(self) -> None:
-        """Close every group."""
-        for env in self.groups:
-            env.close()
-
-    def _by_group(self, indices):
-        """(group, its local indices) pairs for the global ``indices``, in group order."""
-        idx = np.asarray(list(self._get_indices(indices)), np.int64)
-        g = np.searchsorted(self.bounds, idx, side="right") - 1
-        return [(k, (idx[g == k] - self.bounds[k]).tolist()) for k in np.unique(g)]
-
-    def get_attr(self, attr_name, indices=None):
-        """The attribute of each index's row, asked of its group."""
-        return [v for k, local in self._by_group(indices)
-                for v in self.groups[k].get_attr(attr_name, local)]
-
-    def set_attr(self, attr_name, value, indices=None) -> None:
-        """Set the attribute in the groups of ``indices``."""
-        for k, local in self._by_group(indices):
-            self.groups[k].set_attr(attr_name, value, local)
-
-    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
-        """Call the method in each index's group (``action_masks``: this VecEnv's rows)."""
-        if method_name == "action_masks":
-            masks = self.action_masks()
-            return [masks[i] for i in self._get_indices(indices)]
-        return [v for k, local in self._by_group(indices)
-                for v in self.groups[k].env_method(method_name, *method_args, indices=local,
-                                                   **method_kwargs)]
-
-    def env_is_wrapped(self, wrapper_class, indices=None):
-        """Whether each index's group is wrapped with ``wrapper_class``."""
-        return [v for k, local in self._by_group(indices)
-                for v in self.groups[k].env_is_wrapped(wrapper_class, local)]
 
 
 class TruncationReward(VecEnvWrapper):
@@ -316,7 +245,7 @@ def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learne
     Args:
         num_envs: rows in all, split into ``groups`` groups of near-equal size.
         opponent: every group's first opponent (a schedule then sets each group's own).
-        seed: the games' seed (group g plays ``group_seed(seed, g)``).
+        seed: the games' seed (row i first plays game i of it).
         learner_seat, reward, episode, shaping: SpitVecEnv options.
         skip_forced_waits: play up to :data:`FORCED_WAIT_SKIPS` forced WAITs per step.
         truncation_reward: the learner's reward for a truncated game.
@@ -325,13 +254,9 @@ def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learne
     Returns:
         (OpponentGroups, EnvTimer, the outermost VecMonitor to train on).
     """
-    sizes = [len(a) for a in np.array_split(np.arange(num_envs), groups)]
     skips = FORCED_WAIT_SKIPS if skip_forced_waits else 0
-    envs = [TruncationReward(SpitVecEnv(n, opponent=opponent, seed=group_seed(seed, g),
-                                        learner_seat=learner_seat, reward=reward,
-                                        shaping=shaping, episode=episode,
-                                        skip_forced_waits=skips), truncation_reward)
-            for g, n in enumerate(sizes)]
-    grouped = OpponentGroups(envs)
+    venv = SpitVecEnv(num_envs, opponent=opponent, seed=seed, learner_seat=learner_seat,
+                      reward=reward, shaping=shaping, episode=episode, skip_forced_waits=skips)
+    grouped = OpponentGroups(TruncationReward(venv, truncation_reward), groups)
     timer = EnvTimer(grouped)
     return grouped, timer, VecMonitor(ModelInput(timer, mask_wait, obs_mask))

@@ -17,7 +17,11 @@ from stable_baselines3.common.callbacks import BaseCallback
 from agents.ppo import PPOPolicy
 from experiments.ppo_envs import OpponentGroups, split_groups
 
-__all__ = ["Stage", "stage_label", "OpponentSchedule", "ScheduleCallback"]
+__all__ = ["Stage", "stage_label", "OpponentSchedule", "ScheduleCallback", "LEAGUE_WEIGHTINGS",
+           "loss_weights"]
+
+#: How the members of a mix share the row groups: by their given weights, or by the agent's losses.
+LEAGUE_WEIGHTINGS = ("fixed", "losses")
 
 #: A curriculum stage: its opponents as (profile, weight) pairs, e.g. [("random", .3), ("greedy", .7)].
 Stage = list[tuple[str, float]]
@@ -56,6 +60,10 @@ class OpponentSchedule:
         best_path: if given, every evaluation scores the model by its mean win rate over
             ``eval_opponents`` and saves it here (``model.save``) when it beats the best score
             so far (SB3's ``EvalCallback`` keeps a best model the same way, by mean reward).
+        league_weighting: "fixed" (the stage's weights) or "losses": every evaluation during
+            training also plays the stage's members, and their shares of the bots' row groups
+            become :func:`loss_weights` of the win rates (prioritized fictitious self-play:
+            more games against the opponents the agent loses to).
     """
 
     def __init__(self, stages: Sequence[Stage], groups: OpponentGroups,
@@ -63,7 +71,8 @@ class OpponentSchedule:
                  eval_freq: int, eval_deals: int, total_timesteps: int,
                  curriculum_switch: Sequence[float] = (), curriculum_threshold: float | None = None,
                  self_play_every: int | None = None, self_play_pool: int = 5,
-                 self_play_bot_weight: float = 0.5, best_path=None):
+                 self_play_bot_weight: float = 0.5, best_path=None,
+                 league_weighting: str = "fixed"):
         self.stages = list(stages)
         self.groups = groups
         self.evaluate = evaluate
@@ -77,6 +86,12 @@ class OpponentSchedule:
         self.self_play_pool = self_play_pool
         self.self_play_bot_weight = self_play_bot_weight
         self.best_path = best_path
+        if league_weighting not in LEAGUE_WEIGHTINGS:
+            raise ValueError(f"league_weighting must be one of {LEAGUE_WEIGHTINGS}, "
+                             f"got {league_weighting!r}")
+        self.league_weighting = league_weighting
+        #: the latest win rate against each stage member ("losses" weighting), by profile
+        self.member_win_rates: dict[str, float] = {}
         #: the best evaluation so far, {"timesteps", "score"} (with best_path), else None
         self.best: dict | None = None
         self.stage = 0
@@ -117,8 +132,8 @@ class OpponentSchedule:
         """Give every row group its opponent: the stage's members split by weight and, once the
         self-play pool is not empty, ``1 - self_play_bot_weight`` of the groups to its snapshots
         (newest first)."""
-        members = self.stages[self.stage]
-        n_groups = len(self.groups.groups)
+        members = self.member_weights()
+        n_groups = self.groups.n_groups
         n_bot = n_groups
         if self.pool:
             n_bot = split_groups([self.self_play_bot_weight, 1 - self.self_play_bot_weight],
@@ -138,6 +153,17 @@ class OpponentSchedule:
             for size, label in zip(np.diff(self.groups.bounds), labels, strict=True):
                 rows[label] = rows.get(label, 0) + int(size)
             self.stage_log[-1]["rows"] = rows
+
+    def member_weights(self) -> Stage:
+        """The current stage's members with their weights now: the stage's own, or with
+        ``league_weighting="losses"`` and an evaluation of every member,
+        :func:`loss_weights` of the latest win rates against them."""
+        members = self.stages[self.stage]
+        rates = self.member_win_rates
+        if self.league_weighting != "losses" or any(n not in rates for n, _ in members):
+            return members
+        weights = loss_weights([rates[n] for n, _ in members])
+        return [(n, float(w)) for (n, _), w in zip(members, weights, strict=True)]
 
     def on_step(self, model, logger) -> None:
         """After each environment step: switch stages, add snapshots, evaluate when due."""
@@ -168,8 +194,9 @@ class OpponentSchedule:
         """Evaluate, log the win rates, record them, and switch a threshold curriculum."""
         threshold_mode = (self.curriculum_threshold is not None
                           and self.stage < len(self.stages) - 1)
+        weighting = self.league_weighting == "losses" and len(self.stages[self.stage]) > 1
         specs = list(self.eval_opponents)
-        if threshold_mode:
+        if threshold_mode or weighting:
             specs += [s for s, _ in self.stages[self.stage] if s not in specs]
         results = self.evaluate(model, specs, self.eval_deals)
         n = int(model.num_timesteps)
@@ -182,6 +209,7 @@ class OpponentSchedule:
         if self.best_path is not None and (self.best is None or score > self.best["score"]):
             self.best = {"timesteps": n, "score": score}
             model.save(self.best_path)
+        switched = False
         if threshold_mode:
             members = self.stages[self.stage]
             total = sum(w for _, w in members)
@@ -189,8 +217,30 @@ class OpponentSchedule:
             logger.record("curriculum/stage_win_rate", rate)
             if rate >= self.curriculum_threshold:
                 self.set_stage(self.stage + 1, model)
+                switched = True
+        if weighting and not switched:
+            self.member_win_rates = {s: results[s]["win_rate"] for s, _ in self.stages[self.stage]}
+            self.stage_log.append({"timesteps": n, "stage": self.stage,
+                                   "opponent": stage_label(self.member_weights())})
+            self.apply_opponents()
         logger.record("curriculum/stage", self.stage)
         return results
+
+
+def loss_weights(win_rates, power: float = 2.0, floor: float = 0.01) -> np.ndarray:
+    """Opponent weights from the agent's win rates against them: ``(1 - p) ** power + floor``.
+
+    AlphaStar's "hard" prioritized fictitious self-play weighting, f(p) = (1 - p)^2 (Vinyals et
+    al., 2019); the floor keeps every opponent in play (``split_groups`` then gives it a group).
+
+    Args:
+        win_rates: (K,) the agent's win rates in [0, 1].
+
+    Returns:
+        (K,) float64 weights, not normalised.
+    """
+    p = np.clip(np.asarray(win_rates, np.float64), 0.0, 1.0)
+    return (1.0 - p) ** power + floor
 
 
 class ScheduleCallback(BaseCallback):

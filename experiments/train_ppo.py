@@ -130,6 +130,12 @@ class Args:
     curriculum_threshold: float | None = None
     """If set, a curriculum moves on as soon as the evaluation win rate against the current
     stage reaches this value (in (0, 1]) instead of at fixed fractions."""
+    league_weighting: Literal["fixed", "losses"] = "fixed"
+    """How the members of a mix (--opponent a:w,b:w) share the row groups: "fixed" by the
+    given weights; "losses" by the agent's losses, re-weighted after every evaluation during
+    training (--eval-freq), which then also plays the members: weight (1 - win rate)^2 + 0.01
+    (prioritized fictitious self-play, AlphaStar's f_hard), so the agent trains most against
+    the opponents it loses to."""
     self_play: bool = False
     """Add frozen snapshots of the agent to the opponents (a pool, see --self-play-*)."""
     self_play_every: int = 200_000
@@ -164,7 +170,8 @@ class Args:
     (SpitVecEnv's skip_forced_waits): the same game in ~40% fewer steps."""
     mix_groups: int = 10
     """Row groups of a mix, a curriculum or self-play: the rows are split into this many equal
-    groups (each a SpitVecEnv with its own opponent), shared out among the opponents by weight."""
+    groups (all in one SpitVecEnv, each with its own opponent), shared out among the opponents by
+    weight."""
     eval_games: int = 1000
     """Duplicate deals of the final evaluation against each bot (each deal played twice, seats
     swapped)."""
@@ -327,6 +334,12 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             raise ArgumentError(f"--curriculum-switch must be increasing fractions in (0, 1), got {fr}")
     if args.curriculum_threshold is not None and len(stages) > 1 and args.eval_freq == 0:
         raise ArgumentError("--curriculum-threshold needs evaluations during training (--eval-freq > 0)")
+    if args.league_weighting == "losses" and (args.eval_freq == 0
+                                              or max(len(m) for m in stages) < 2):
+        raise ArgumentError(
+            "--league-weighting losses re-weights the members of a mix after each evaluation: "
+            f"it needs a mix in --opponent (got {args.opponent!r}) and --eval-freq > 0 "
+            f"(got {args.eval_freq})")
     if args.keep_best and args.eval_during_seed == args.eval_seed:
         raise ArgumentError(
             f"--keep-best chooses on held-out deals: --eval-during-seed must differ from "
@@ -486,7 +499,8 @@ def train(args: Args) -> dict:
         curriculum_switch=args.curriculum_switch, curriculum_threshold=args.curriculum_threshold,
         self_play_every=args.self_play_every if args.self_play else None,
         self_play_pool=args.self_play_pool, self_play_bot_weight=args.self_play_bot_weight,
-        best_path=out / "best_model.zip" if args.keep_best else None)
+        best_path=out / "best_model.zip" if args.keep_best else None,
+        league_weighting=args.league_weighting)
     if previous:
         schedule.history = previous.get("history", [])
         schedule.episode_curve = [tuple(p) for p in previous.get("episode_reward", [])]

@@ -26,7 +26,9 @@ at the first round end.
 
 Opponents: a registered policy name ("greedy"), a profile "name@latency" ("greedy@expert": the
 profile's latency replaces the opponent seat's ``config.latency``), or a Policy callable
-(``spit_env.policy``). ``learner_seat``: 0, 1 or "random" (drawn per row at every start).
+(``spit_env.policy``); one for every row, or one per row (a league, a mix of bots and frozen
+snapshots: the core steps every row at once and each opponent is asked once per decision epoch
+for the rows it plays). ``learner_seat``: 0, 1 or "random" (drawn per row at every start).
 
 Errors: under ``illegal_action="raise"`` the views call :meth:`Duel.refuse_illegal` before
 :meth:`Duel.play`, so an illegal learner action is refused with nothing run (not even the
@@ -70,9 +72,10 @@ class Duel:
     """B games of the core, each with a learner seat and an opponent policy (module docstring).
 
     A profile opponent may give the two seats different latencies depending on where the learner
-    sits; the core takes one config per batch, so with ``learner_seat="random"`` and such an
-    asymmetric pair the rows live in two core states (one per learner seat, each row playing in
-    the one of its current seat). Otherwise there is one state.
+    sits, and rows may play opponents of different profiles (:meth:`set_opponent` with
+    ``rows``); the core takes one config per batch, so the rows live in one core state per
+    distinct config, each row in the one of its current game (with ``learner_seat="random"``
+    and an asymmetric profile, two states). Usually there is one state.
 
     Args:
         config: the base rules (a profile's latency replaces the opponent seat's latency).
@@ -83,10 +86,12 @@ class Duel:
         events: always collect the core's events (the Gymnasium env reports them in ``info``).
 
     Attributes:
-        states: the core states (one, or two with an asymmetric profile and random seats).
+        states: the core states (one per distinct config of the rows' games, usually one).
         seat: (B,) int64 the learner's seat in each row's current game.
         owner: (B,) int64 the index in ``states`` of the state each row lives in.
-        policy, opponent: the opponent's Policy, and the spec it was made from.
+        policy, opponent: the opponent's Policy, and the spec it was made from (rows playing
+            different opponents: lists of each row's).
+        row_opponent: (B,) int64, which of the opponents set each row plays (0 with one).
         failure: None, or the text of the error that stopped the last :meth:`play` part-way
             (the games are then half-stepped until the next :meth:`start`).
 
@@ -113,30 +118,90 @@ class Duel:
         self._idx = np.arange(self.batch_size)
         self.failure: str | None = None
 
-    def set_opponent(self, opponent) -> None:
-        """Replace the opponent (a Policy, name or profile).
+    def set_opponent(self, opponent, rows=None) -> None:
+        """Replace the opponent (a Policy, name or profile) of every row, or of ``rows`` only.
 
-        The policy decides from the next epoch on; a profile's latency is part of the games' config,
-        so it applies from the next :meth:`start` (running games keep the config they were dealt
-        with).
+        The policy decides from the next epoch on; a profile's latency is part of the games'
+        config, so it applies to the games started from then on (running games keep the config
+        they were dealt with). Rows may play different opponents: each decision epoch asks every
+        opponent once, for the rows it plays (in the order the opponents were set), while the
+        core steps all rows at once.
+
+        Args:
+            opponent: the new opponent.
+            rows: None (every row), or the rows that play it: (B,) bool or row indices.
 
         Raises:
-            ValueError: an unknown name or bad profile.
+            ValueError: an unknown name or bad profile, or bad rows; nothing is changed then.
         """
         seats = (0, 1) if self.learner_seat == "random" else (self.learner_seat,)
         configs = {}
         for s in seats:
             policy, configs[s] = apply_profile(opponent, self.base_config, 1 - s)
-        distinct = []
-        for s in seats:
-            if configs[s] not in distinct:
-                distinct.append(configs[s])
-        self.policy = policy
-        self.opponent = opponent
-        # One core state per distinct config; seat -> index of its state.
-        self._next_layout = (distinct, {s: distinct.index(configs[s]) for s in seats})
-        if not getattr(self, "states", None):
-            self.configs, self.state_of_seat = self._next_layout
+        entry = (opponent, policy, configs)
+        if rows is None:
+            self._opponents = [entry]
+            self.row_opponent = np.zeros(self.batch_size, np.int64)
+        else:
+            sel = np.zeros(self.batch_size, bool)
+            sel[_check_rows(rows, self.batch_size)] = True
+            # an opponent already playing other rows (the same name, or the same object) is
+            # asked in the same call for these rows too
+            same = [k for k, (spec, _, _) in enumerate(self._opponents)
+                    if spec is opponent or isinstance(spec, str) and spec == opponent]
+            entries = self._opponents + ([] if same else [entry])
+            assign = np.where(sel, same[0] if same else len(self._opponents), self.row_opponent)
+            kept = [k for k in range(len(entries)) if (assign == k).any()]
+            self._opponents = [entries[k] for k in kept]
+            remap = np.zeros(len(entries), np.int64)
+            remap[kept] = np.arange(len(kept))
+            self.row_opponent = remap[assign]
+        if not self.states:  # before the first start, the layout follows the opponents
+            self._layout()
+
+    @property
+    def opponent(self):
+        """The opponent as given (a Policy, name or profile).
+
+        With rows playing different opponents, a list of each row's.
+        """
+        if len(self._opponents) == 1:
+            return self._opponents[0][0]
+        return [self._opponents[k][0] for k in self.row_opponent]
+
+    @property
+    def policy(self):
+        """The opponent's Policy (rows playing different opponents: a list of each row's)."""
+        if len(self._opponents) == 1:
+            return self._opponents[0][1]
+        return [self._opponents[k][1] for k in self.row_opponent]
+
+    def _layout(self) -> None:
+        """Set the configs of the core states from the opponents.
+
+        Every distinct (opponent, learner seat) config, in the order of the opponents and seats
+        (so with one opponent, one state unless a profile gives the seats different latencies).
+        """
+        self.configs = []
+        for _, _, configs in self._opponents:
+            for cfg in configs.values():
+                if cfg not in self.configs:
+                    self.configs.append(cfg)
+
+    def _state_index(self, rows: np.ndarray) -> np.ndarray:
+        """(R,) int64: the core state of a game started now in ``rows`` ((R,) ints).
+
+        Chosen by the row's opponent's and learner seat's config; a config no state has yet gets
+        a new state.
+        """
+        table = np.zeros((len(self._opponents), 2), np.int64)  # (opponent, seat) -> state
+        for k, (_, _, configs) in enumerate(self._opponents):
+            for s, cfg in configs.items():
+                if cfg not in self.configs:
+                    self.configs.append(cfg)
+                    self.states.append(core.init(cfg, self.batch_size, self._seed))
+                table[k, s] = self.configs.index(cfg)
+        return table[self.row_opponent[rows], self.seat[rows]]
 
     @property
     def config(self) -> SpitConfig:
@@ -174,13 +239,14 @@ class Duel:
 
         Row i plays game ``first_game + i`` of ``seed`` with the learner in ``seats[i]``.
         """
-        self.configs, self.state_of_seat = self._next_layout
+        self._layout()
+        self._seed = seed
         self.states = [
             core.init(cfg, self.batch_size, seed, first_game=first_game, deals=deals)
             for cfg in self.configs
         ]
         self.seat = np.asarray(seats, np.int64).copy()
-        self.owner = np.array([self.state_of_seat[int(s)] for s in self.seat], np.int64)
+        self.owner = self._state_index(self._idx)
         self.failure = None
 
     def restart(self, rows: np.ndarray, game_ids: np.ndarray, seats: np.ndarray) -> None:
@@ -190,7 +256,7 @@ class Duel:
         in ``seats`` ((B,) int).
         """
         self.seat[rows] = seats[rows]
-        self.owner[rows] = [self.state_of_seat[int(s)] for s in self.seat[rows]]
+        self.owner[rows] = self._state_index(np.flatnonzero(rows))
         for k, state in enumerate(self.states):
             rk = rows & (self.owner == k)
             if rk.any():
@@ -199,8 +265,11 @@ class Duel:
     def _merge(self, per_state):
         if len(per_state) == 1:
             return per_state[0]
-        sel = self.owner.reshape((-1,) + (1,) * (per_state[0].ndim - 1))
-        return np.where(sel == 0, per_state[0], per_state[1])
+        out = per_state[0].copy()
+        for k in range(1, len(per_state)):
+            own = self.owner == k
+            out[own] = per_state[k][own]
+        return out
 
     def _at(self, fn, idx: np.ndarray, seats: np.ndarray, width: int, dtype) -> np.ndarray:
         """A partial view of the core, asked of the state each row lives in.
@@ -360,10 +429,7 @@ class Duel:
                     choose = ~forced
                     deciding, od, masks = deciding[choose], od[choose], masks[choose]
                 if deciding.size:
-                    joint[deciding, od] = call_policy(
-                        self.policy, self.observe_at(deciding, od), masks, rng,
-                        table=lambda idx=deciding, seats=od: self.public_tables(idx, seats),
-                    )
+                    joint[deciding, od] = self._opponent_actions(deciding, od, masks, rng)
             term, trunc, game_rew, step_logs = self._step(joint, pending)
             rewards += game_rew
             if logs is not None:
@@ -391,6 +457,25 @@ class Duel:
         else:  # pragma: no cover - only a core that never frees a busy learner gets here
             raise RuntimeError("the learner stayed busy for too many decision epochs (core bug)")
         return self.learner_observe(rows), rewards.astype(np.float32), terminated, truncated, logs
+
+    def _opponent_actions(self, idx: np.ndarray, seats: np.ndarray, masks: np.ndarray,
+                          rng: np.random.Generator) -> np.ndarray:
+        """(n,) int64: the opponents' choices for seat ``seats[j]`` of row ``idx[j]``.
+
+        ``masks``: (n, 23) bool, their legal moves. One call of each opponent for the rows it
+        plays, in the order of the opponents.
+        """
+        obs = self.observe_at(idx, seats)
+        if len(self._opponents) == 1:
+            return call_policy(self._opponents[0][1], obs, masks, rng,
+                               table=lambda: self.public_tables(idx, seats))
+        out = np.empty(idx.size, np.int64)
+        who = self.row_opponent[idx]
+        for k in np.unique(who):
+            j = np.flatnonzero(who == k)
+            out[j] = call_policy(self._opponents[k][1], obs[j], masks[j], rng,
+                                 table=lambda j=j: self.public_tables(idx[j], seats[j]))
+        return out
 
     def _cards_held(self, rows: np.ndarray) -> np.ndarray:
         """(R, 2) int64: the stock and spit cards each seat holds in ``rows`` ((R,) ints)."""
@@ -477,6 +562,23 @@ class Duel:
                 r, p = row[pl], player[pl]
                 np.add.at(rewards, r, self.shaping * np.where(p == self.seat[r], 1.0, -1.0))
         return ended
+
+
+def _check_rows(rows, batch_size: int) -> np.ndarray:
+    """The row indices of ``rows``: a (B,) bool mask or integer indices in 0..B-1.
+
+    Raises:
+        ValueError: anything else, naming ``rows`` and what is allowed.
+    """
+    arr = np.asarray(rows)
+    if arr.dtype == np.bool_ and arr.shape == (batch_size,):
+        return np.flatnonzero(arr)
+    if arr.ndim <= 1 and arr.dtype.kind in "iu" and ((arr >= 0) & (arr < batch_size)).all():
+        return arr.reshape(-1).astype(np.int64)
+    raise ValueError(
+        f"rows must be None, a ({batch_size},) bool mask or row indices in 0..{batch_size - 1}, "
+        f"got {rows!r}"
+    )
 
 
 def _indices(rows) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Stable-Baselines3 VecEnv over B games of the batched core: ``SpitVecEnv(num_envs, ...)``.
 
 Not a list of single envs: the B games are rows of one core state (``core.py``), stepped with
-one call, and the opponent's moves are chosen in one batched policy call for all rows.
+one call, and the opponent's moves are chosen in one batched policy call for all rows (one per
+opponent when rows play different ones: :meth:`SpitVecEnv.set_opponent` with ``indices``).
 
 One VecEnv step = one learner decision in every row. The learner's actions go into the next
 decision epoch; then, in the rows where the learner is busy (its move in flight, D7), the core
@@ -32,11 +33,13 @@ Options (SB3's ``set_options``): ``set_options({"deal": [pack0, pack1]})`` or a 
 game is dealt from its "deal" (lists of card ids laid out by D3, together exactly the 52 cards);
 rows without one, and every auto-reset, deal by the seed. Other keys are ignored.
 
-The SB3 plumbing acts on this one object (the rows share it): ``get_attr(name)`` returns its
-attribute once per index; ``env_method`` calls the per-row methods (``action_masks``,
-``snapshot``, ``render``, no arguments) row by row, and any other method once, with ``indices``
-addressing every env, its result repeated per index; ``set_attr`` must address every env, sets
-"opponent" through ``set_opponent``, checks "skip_forced_waits", refuses the VecEnv's own
+The SB3 plumbing acts on this one object (the rows share it), except for the opponent, which
+each row may have of its own: ``get_attr(name)`` returns the attribute once per index (for
+"opponent", each index's row's); ``env_method`` calls the per-row methods (``action_masks``,
+``snapshot``, ``render``, no arguments) row by row, ``set_opponent`` for the rows of ``indices``,
+and any other method once, with ``indices`` addressing every env, its result repeated per index;
+``set_attr`` sets "opponent" for the rows of ``indices`` (``set_opponent``), and otherwise must
+address every env: it checks "skip_forced_waits", refuses the VecEnv's own
 structure (``num_envs``, the spaces, ``render_mode``, methods, private names) and sets any other
 name as an attribute of your own. ``env_is_wrapped`` is False. An unknown name in ``get_attr``
 or ``env_method`` raises AttributeError, as in SB3's own VecEnvs (``has_attr`` relies on it).
@@ -124,7 +127,11 @@ class SpitVecEnv(VecEnv):
 
     @property
     def opponent(self):
-        """The opponent as given (a Policy, name or profile); set it with :meth:`set_opponent`."""
+        """The opponent as given (a Policy, name or profile); set it with :meth:`set_opponent`.
+
+        With rows playing different opponents, a list of each row's (``get_attr("opponent",
+        indices)`` gives the rows' own).
+        """
         return self._duel.opponent
 
     @property
@@ -137,16 +144,25 @@ class SpitVecEnv(VecEnv):
         """(num_envs,) int64: the learner's seat in each row's current game."""
         return self._duel.seat.copy()
 
-    def set_opponent(self, opponent) -> None:
-        """Replace the opponent (a Policy, name or profile), e.g. for self-play.
+    def set_opponent(self, opponent, indices=None) -> None:
+        """Replace the opponent (a Policy, name or profile) of every env, or of ``indices`` only.
 
-        The policy acts from the next step on; a profile's latency applies to games started from
-        then on (so a latency change takes effect at the next ``reset()``).
+        Rows may play different opponents (a league, a mix of bots and frozen snapshots): the
+        core still steps all rows at once, and each opponent is asked once per decision epoch
+        for the rows it plays. The policy acts from the next step on; a profile's latency
+        applies to games started from then on (a row's next game, after its auto-reset or the
+        next ``reset()``). Also ``set_attr("opponent", opponent, indices)`` and
+        ``env_method("set_opponent", opponent, indices=indices)``.
+
+        Args:
+            opponent: the new opponent.
+            indices: None (every env), an env index or a list of env indices.
 
         Raises:
-            ValueError: an unknown name or bad profile.
+            ValueError: an unknown name, a bad profile or bad indices; nothing is changed then.
         """
-        self._duel.set_opponent(opponent)
+        rows = None if indices is None else np.asarray(self._indices(indices), np.int64)
+        self._duel.set_opponent(opponent, rows)
 
     def seed(self, seed: int | None = None) -> list[int]:
         """Set the seed used by the next ``reset()`` (which restarts from game 0 of it).
@@ -394,6 +410,8 @@ class SpitVecEnv(VecEnv):
         """
         idx = self._indices(indices)
         value = getattr(self, attr_name)
+        if attr_name == "opponent" and isinstance(value, list):  # rows with their own
+            return [value[i] for i in idx]
         return [value for _ in idx]
 
     def set_attr(self, attr_name: str, value, indices=None) -> None:
@@ -404,12 +422,13 @@ class SpitVecEnv(VecEnv):
                 VecEnv's own structure, methods, private names) or a bad value; nothing is
                 changed then.
         """
-        self._all_envs(indices, "set_attr")
         if not isinstance(attr_name, str):
             raise ValueError(f"attr_name must be a string, got {attr_name!r}")
         if attr_name == "opponent":
-            self.set_opponent(value)
-        elif attr_name == "skip_forced_waits":
+            self.set_opponent(value, indices)
+            return
+        self._all_envs(indices, "set_attr")
+        if attr_name == "skip_forced_waits":
             self.skip_forced_waits = check_int("skip_forced_waits", value, 0, 16)
         elif attr_name in self._own_attrs or not (
             attr_name.startswith("_") or hasattr(self, attr_name)
@@ -450,6 +469,9 @@ class SpitVecEnv(VecEnv):
         method = getattr(self, method_name)
         if not callable(method):
             raise ValueError(f"env_method({method_name!r}): {method_name!r} is not a method")
+        if method_name == "set_opponent" and "indices" not in method_kwargs:
+            self.set_opponent(*method_args, **method_kwargs, indices=indices)
+            return [None for _ in idx]
         self._all_envs(indices, f"env_method({method_name!r})")
         result = method(*method_args, **method_kwargs)
         return [result for _ in idx]

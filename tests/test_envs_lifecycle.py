@@ -738,7 +738,11 @@ class VecLifecycle(Lifecycle):
             return
         out = self.expect(rows is not None, lambda e: e.get_attr(name, indices), match="indices")
         if rows is not None:
-            assert out == [getattr(self.env, name)] * len(rows)
+            value = getattr(self.env, name)
+            if name == "opponent" and isinstance(value, list):  # rows with opponents of their own
+                assert out == [value[i] for i in rows]
+            else:
+                assert out == [value] * len(rows)
 
     @rule(data=st.data())
     def set_attr(self, data):
@@ -749,8 +753,13 @@ class VecLifecycle(Lifecycle):
             ("render_mode", "human", False), ("step", None, False), ("_seed", 1, False),
         ]))
         indices = data.draw(st.one_of(st.none(), st.just(list(range(self.n))), self.INDICES))
-        self.expect(ok and self._all_rows(indices), lambda e: e.set_attr(name, value, indices))
-        if ok and self._all_rows(indices):
+        rows = self._rows(indices)
+        # the opponent may be set for some rows; anything else acts on the whole VecEnv
+        ok = ok and (rows is not None if name == "opponent" else self._all_rows(indices))
+        self.expect(ok, lambda e: e.set_attr(name, value, indices))
+        if ok and name == "opponent":
+            assert all(v == value for v in self.env.get_attr(name, rows))
+        elif ok:
             assert getattr(self.env, name) == value
 
     @rule(data=st.data())
@@ -762,7 +771,7 @@ class VecLifecycle(Lifecycle):
         if rows is None:
             ok = False
         elif name == "set_opponent":
-            ok = self._all_rows(indices)
+            ok = True  # for the rows of indices
         else:
             ok = args == () and (self.started or name == "render" or name == "snapshot" and not rows)
         out = self.expect(ok, lambda e: e.env_method(name, *args, indices=indices))

@@ -238,10 +238,16 @@ def test_vec_env_misuse_is_refused_and_changes_nothing():
                                ("config", SHORT, "cannot set"), ("_obs", None, "cannot set"),
                                (3, None, "attr_name")):
         assert_refused(venv, lambda e, n=name, v=value: e.set_attr(n, v), match=match)
-    assert_refused(venv, lambda e: e.set_attr("opponent", "greedy", indices=[0]), match="all envs")
-    assert_refused(venv, lambda e: e.env_method("snapshot", 1), match="no arguments")
-    assert_refused(venv, lambda e: e.env_method("set_opponent", "greedy", indices=[1]),
+    assert_refused(venv, lambda e: e.set_attr("skip_forced_waits", 1, indices=[0]),
                    match="all envs")
+    assert_refused(venv, lambda e: e.set_attr("opponent", "no_such_bot", indices=[0]),
+                   match="unknown policy")
+    assert_refused(venv, lambda e: e.set_attr("opponent", "greedy", indices=[0, 5]),
+                   match="indices")
+    assert_refused(venv, lambda e: e.env_method("snapshot", 1), match="no arguments")
+    assert_refused(venv, lambda e: e.env_method("set_opponent", "greedy@nowhere", indices=[1]),
+                   match="profile")
+    assert_refused(venv, lambda e: e.env_method("reset", indices=[1]), match="all envs")
     assert_refused(venv, lambda e: e.env_method("num_envs"), match="not a method")
     assert_refused(venv, lambda e: e.render("human"), match="render mode")
     assert_refused(venv, lambda e: e.get_images(), match="text")
@@ -304,6 +310,11 @@ def test_vec_env_sb3_contract():
     venv.set_attr("curriculum_level", 3)
     venv.set_attr("curriculum_level", 4)  # an attribute of your own can be set again
     assert venv.get_attr("opponent") == ["random"] * 3
+    # the opponent alone may differ per row
+    venv.env_method("set_opponent", "greedy", indices=[1])
+    assert venv.get_attr("opponent") == venv.opponent == ["random", "greedy", "random"]
+    venv.set_attr("opponent", "random", indices=1)
+    assert venv.opponent == "random" and venv.duel.row_opponent.tolist() == [0, 0, 0]
     assert venv.get_attr("skip_forced_waits", 1) == [2]
     assert venv.get_attr("curriculum_level") == [4] * 3
     assert venv.env_is_wrapped(Monitor) == [False] * 3

@@ -172,7 +172,7 @@ def test_vec_plumbing_methods():
     venv.set_attr("opponent", "random")
     assert venv.opponent == "random"
     with pytest.raises(ValueError, match="all envs"):
-        venv.set_attr("opponent", "greedy", indices=[0])
+        venv.set_attr("skip_forced_waits", 1, indices=[0])
     with pytest.raises(ValueError, match="actions"):
         venv.step(np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="num_envs"):
@@ -223,3 +223,71 @@ def test_skip_forced_waits_is_validated(bad):
 
     with pytest.raises(ValueError, match="skip_forced_waits"):
         SpitVecEnv(2, skip_forced_waits=bad)
+
+
+def _first_legal(obs, masks, rng):
+    return np.argmax(masks, axis=1).astype(np.int64)
+
+
+def _last_legal(obs, masks, rng):
+    return (masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)).astype(np.int64)
+
+
+@pytest.mark.parametrize("latency", [None, "expert"])
+def test_rows_with_their_own_opponents_play_as_in_envs_of_one_opponent(latency):
+    # Deterministic opponents and learner: each row of the mixed VecEnv must play the game it
+    # would play in a VecEnv where every row has that row's opponent (until the first episode
+    # ends, after which the auto-reset game ids depend on which rows ended).
+    from spit_env.policy import register_policy
+
+    register_policy("test-first-legal", lambda: _first_legal, overwrite=True)
+    register_policy("test-last-legal", lambda: _last_legal, overwrite=True)
+    low = "test-first-legal" if latency is None else f"test-first-legal@{latency}"
+    high = "test-last-legal"
+    b, mine = 8, [1, 4, 5]
+    mixed = SpitVecEnv(b, opponent=high, seed=5, learner_seat=0)
+    mixed.set_opponent(low, indices=mine)
+    alone = {low: SpitVecEnv(b, opponent=low, seed=5, learner_seat=0),
+             high: SpitVecEnv(b, opponent=high, seed=5, learner_seat=0)}
+    assert mixed.get_attr("opponent") == [low if i in mine else high for i in range(b)]
+    obs = mixed.reset()
+    ref = {k: env.reset() for k, env in alone.items()}
+    of_row = np.array([low if i in mine else high for i in range(b)])
+    steps = 0
+    while True:
+        for k in alone:
+            assert np.array_equal(obs[of_row == k], ref[k][of_row == k])
+        actions = _first_legal(None, mixed.action_masks(), None)
+        obs, _, dones, _ = mixed.step(actions)
+        outs = {k: env.step(actions) for k, env in alone.items()}
+        ref = {k: out[0] for k, out in outs.items()}
+        steps += 1
+        if dones.any() or any(out[2].any() for out in outs.values()):
+            break
+    assert steps > 20
+    if latency is not None:  # the profile's latency is the opponent seat's in those rows
+        assert all(mixed.duel.row_config(i).latency[1].name == latency for i in mine)
+        assert mixed.duel.row_config(0).latency[1].name == "club"
+
+
+def test_rows_may_change_opponent_while_games_run():
+    # A profile set for some rows mid-game: the running games keep their config, the rows'
+    # next games (auto-reset) are dealt under the profile's latency; the invariants hold.
+    from spit_env.testing import check_invariants
+
+    venv = SpitVecEnv(6, opponent="greedy", config=SHORT, seed=2, learner_seat=1)
+    venv.reset()
+    venv.set_opponent("random@250", indices=[0, 3])
+    assert venv.duel.row_config(0).latency[0].name == "club"  # the running game's
+    rng = np.random.default_rng(0)
+    restarted = np.zeros(6, bool)
+    for _ in range(400):
+        _, _, dones, _ = venv.step(uniform_legal_actions(venv.action_masks(), rng))
+        restarted |= dones
+        if restarted[[0, 3]].all():
+            break
+    assert restarted[[0, 3]].all()
+    assert all(venv.duel.row_config(i).latency[0].mean_ms == 250 for i in (0, 3))
+    assert all(venv.duel.row_config(i).latency[0].name == "club" for i in (1, 2, 4, 5))
+    for state in venv.duel.states:
+        check_invariants(state)

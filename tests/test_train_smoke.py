@@ -265,6 +265,9 @@ def test_behaviour_cloning_fits_the_teacher():
         (["--batch-size", "10000", "--num-envs", "2", "--n-steps", "8"], "--batch-size"),
         (["--total-timesteps", "lots"], "--total-timesteps"),
         (["--bc-steps", "10", "--bc-teacher", "nobody"], "--bc-teacher"),
+        (["--league-weighting", "losses"], "--league-weighting"),  # needs a mix
+        (["--league-weighting", "losses", "--opponent", "random:1,greedy:1", "--eval-freq", "0"],
+         "--league-weighting"),
     ],
 )
 def test_bad_argument_fails_naming_it(args, named, tmp_path):
@@ -282,13 +285,14 @@ def test_truncation_reward_and_opponent_groups():
     from spit_env.policy import uniform_legal_actions
 
     short = SpitConfig(max_game_ms=3_000)  # every game is truncated
-    groups = OpponentGroups([TruncationReward(SpitVecEnv(n, opponent="greedy", config=short,
-                                                         seed=g), -1.0) for g, n in enumerate((2, 3))])
-    assert groups.num_envs == 5 and groups.get_attr("num_envs") == [2, 2, 3, 3, 3]
+    venv = SpitVecEnv(5, opponent="greedy", config=short, seed=0)
+    groups = OpponentGroups(TruncationReward(venv, -1.0), groups=2)
+    assert groups.num_envs == 5 and groups.n_groups == 2 and groups.bounds.tolist() == [0, 3, 5]
     assert groups.env_is_wrapped(VecEnvWrapper) == [False] * 5  # SpitVecEnv wraps nothing
     groups.reset()
     groups.set_group_opponent(1, "random", "random")
-    assert groups.get_attr("opponent", [0, 4]) == ["greedy", "random"]
+    assert groups.get_attr("opponent") == ["greedy"] * 3 + ["random"] * 2
+    assert groups.labels == ["?", "random"]
     rng = np.random.default_rng(0)
     ended = 0
     for _ in range(200):
@@ -297,7 +301,52 @@ def test_truncation_reward_and_opponent_groups():
             ended += 1
             assert rewards[i] == -1.0 and "TimeLimit.truncated" not in infos[i]
     assert ended > 0
-    # a new profile latency cuts the group's running games (truncated, so SB3 bootstraps)
+    # a new profile latency cuts the running games (truncated, so SB3 bootstraps) and deals
+    # fresh ones, in which the group's rows play at the profile's latency
     groups.set_group_opponent(0, "greedy@expert", "greedy@expert")
-    _, _, dones, infos = groups.step(np.zeros(5, np.int64))
-    assert dones[:2].all() and all(infos[i]["TimeLimit.truncated"] for i in range(2))
+    _, rewards, dones, infos = groups.step(np.zeros(5, np.int64))
+    assert dones.all()  # cut (bootstrapped), unless its game ended by itself in this step
+    assert all(infos[i].get("TimeLimit.truncated") or rewards[i] == -1.0 for i in range(5))
+    seats = venv.learner_seats
+    assert all(venv.duel.row_config(i).latency[1 - seats[i]].name == "expert" for i in range(3))
+    assert all(venv.duel.row_config(i).latency[1 - seats[i]].name == "club" for i in (3, 4))
+
+
+def test_league_weighting_gives_more_rows_to_the_opponents_the_agent_loses_to():
+    from experiments.ppo_schedule import OpponentSchedule, loss_weights
+
+    w = loss_weights([0.9, 0.5, 0.3, 1.0])
+    assert w[0] < w[1] < w[2] and w[3] > 0  # more weight the more it loses; nobody left out
+    groups, _, _ = _training_env(20, 0, "random", groups=10)
+    rates = {"random": 0.9, "greedy": 0.5, "racer": 0.3}
+    asked = []
+
+    def evaluate(model, specs, deals):
+        asked.append(list(specs))
+        return {s: {"win_rate": rates[s]} for s in specs}
+
+    class Model:
+        num_timesteps = 0
+
+    class Logger:
+        def record(self, *args):
+            pass
+
+    members = [("random", 1.0), ("greedy", 1.0), ("racer", 1.0)]
+    schedule = OpponentSchedule([members], groups, evaluate, ["random"], eval_freq=10,
+                                eval_deals=5, total_timesteps=100, league_weighting="losses")
+    model = Model()
+    schedule.on_start(model)
+    assert schedule.stage_log[-1]["rows"] == {"random": 8, "greedy": 6, "racer": 6}
+    model.num_timesteps = 10
+    schedule.on_step(model, Logger())
+    assert asked == [["random", "greedy", "racer"]]  # the evaluation plays every member
+    assert schedule.stage_log[-1]["rows"] == {"random": 2, "greedy": 6, "racer": 12}
+    by_row = groups.get_attr("opponent")
+    assert [by_row[int(b)] for b in groups.bounds[:-1]] == groups.labels
+    fixed = OpponentSchedule([members], groups, evaluate, ["random"], eval_freq=10,
+                             eval_deals=5, total_timesteps=100)
+    fixed.on_start(Model())
+    model.num_timesteps = 10
+    fixed.on_step(model, Logger())
+    assert fixed.stage_log[-1]["rows"] == {"random": 8, "greedy": 6, "racer": 6}
