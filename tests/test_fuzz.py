@@ -445,6 +445,9 @@ def fuzz_vec(rng, budget: int, stats) -> None:
         if rng.random() < 0.01:
             env.set_options([_reset_options(rng, 0.5) for _ in range(n)])
             env.reset()
+        if rng.random() < 0.05:  # some rows get an opponent (and maybe a latency) of their own
+            rows = np.flatnonzero(rng.random(n) < 0.5).tolist()
+            env.set_opponent(OPPONENTS[int(rng.integers(len(OPPONENTS)))], indices=rows)
         done += n
         stats["game_steps"]["vec"] += n
 
