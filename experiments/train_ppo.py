@@ -171,7 +171,7 @@ class Args:
     """Play up to 2 WAITs per step for the learner when WAIT is its only legal move
     (SpitVecEnv's skip_forced_waits): the same game in ~40% fewer steps."""
     mix_groups: int = 10
-    """Row groups of a mix, a curriculum or self-play: the rows are split into this many equal
+    """Row groups of a mix, a curriculum or self-play: the rows are split into this many near-equal
     groups (all in one SpitVecEnv, each with its own opponent), shared out among the opponents by
     weight."""
     eval_games: int = 1000
@@ -336,12 +336,16 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             raise ArgumentError(f"--curriculum-switch must be increasing fractions in (0, 1), got {fr}")
     if args.curriculum_threshold is not None and len(stages) > 1 and args.eval_freq == 0:
         raise ArgumentError("--curriculum-threshold needs evaluations during training (--eval-freq > 0)")
-    if args.league_weighting == "losses" and (args.eval_freq == 0
-                                              or max(len(m) for m in stages) < 2):
-        raise ArgumentError(
-            "--league-weighting losses re-weights the members of a mix after each evaluation: "
-            f"it needs a mix in --opponent (got {args.opponent!r}) and --eval-freq > 0 "
-            f"(got {args.eval_freq})")
+    if args.league_weighting == "losses":
+        if max(len(m) for m in stages) < 2:
+            raise ArgumentError(
+                "--league-weighting losses re-weights the members of a mix: it needs a mix in "
+                f"--opponent (e.g. greedy:1,racer:1), got {args.opponent!r}")
+        if not 0 < args.eval_freq < args.total_timesteps:
+            raise ArgumentError(
+                "--league-weighting losses re-weights after each evaluation during training: "
+                f"--eval-freq must be above 0 and below --total-timesteps "
+                f"({args.total_timesteps}), got {args.eval_freq}")
     if args.keep_best and args.eval_during_seed == args.eval_seed:
         raise ArgumentError(
             f"--keep-best chooses on held-out deals: --eval-during-seed must differ from "

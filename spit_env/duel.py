@@ -194,19 +194,43 @@ class Duel:
         Chosen by the row's opponent's and learner seat's config; a config no state has yet gets
         a new state.
         """
+        new = [cfg for _, _, configs in self._opponents for cfg in configs.values()
+               if cfg not in self.configs]
+        if new:
+            self._drop_unused_states()
+            for cfg in dict.fromkeys(new):  # distinct, in order
+                self.configs.append(cfg)
+                self.states.append(core.init(cfg, self.batch_size, self._seed))
         table = np.zeros((len(self._opponents), 2), np.int64)  # (opponent, seat) -> state
         for k, (_, _, configs) in enumerate(self._opponents):
             for s, cfg in configs.items():
-                if cfg not in self.configs:
-                    self.configs.append(cfg)
-                    self.states.append(core.init(cfg, self.batch_size, self._seed))
                 table[k, s] = self.configs.index(cfg)
         return table[self.row_opponent[rows], self.seat[rows]]
 
+    def _drop_unused_states(self) -> None:
+        """Drop the core states no row lives in and no opponent's config needs any more.
+
+        Opponents set with a new profile each time would otherwise leave a state behind each.
+        """
+        needed = [cfg for _, _, configs in self._opponents for cfg in configs.values()]
+        keep = [k for k, cfg in enumerate(self.configs)
+                if cfg in needed or (self.owner == k).any()]
+        if len(keep) < len(self.configs):
+            remap = np.zeros(len(self.configs), np.int64)
+            remap[keep] = np.arange(len(keep))
+            self.owner = remap[self.owner]
+            self.configs = [self.configs[k] for k in keep]
+            self.states = [self.states[k] for k in keep]
+
     @property
     def config(self) -> SpitConfig:
-        """The config of the first core state (the only one unless seats need different ones)."""
-        return self.configs[0]
+        """The config of a game dealt now in row 0 with the learner in seat 0 (or its fixed seat).
+
+        The base config with row 0's opponent's profile latency applied: the config of every game
+        unless rows play different profiles or a profile gives the seats different latencies.
+        """
+        configs = self._opponents[self.row_opponent[0]][2]
+        return configs[min(configs)]
 
     def row_config(self, row: int) -> SpitConfig:
         """The config of row ``row``'s current game (its learner seat's, before any start)."""

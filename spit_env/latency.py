@@ -38,11 +38,15 @@ PRESETS: dict[str, tuple[float, float]] = {
     "novice": (750.0, 180.0),
 }
 PRESET_MIN_MS = 150
+#: The longest latency a model may give, in ms (one hour: far beyond any player, and a game's
+#: clock plus a latency stays within int32 for every ``max_game_ms``). Models are checked
+#: against it and their quantile tables clipped to it.
+MAX_LATENCY_MS = 3_600_000
 
 
 def _whole_ms(name: str, value, minimum: int) -> int:
     """``value`` as whole ms >= ``minimum`` (an integer, or a float without a fraction)."""
-    ms = check_number(name, value, minimum)
+    ms = check_number(name, value, minimum, MAX_LATENCY_MS)
     if ms != int(ms):
         raise ValueError(f"{name} must be a whole number of milliseconds, got {value!r}")
     return int(ms)
@@ -87,7 +91,7 @@ class Latency:
         """Every move takes exactly ``ms`` milliseconds (an integer >= 1).
 
         Raises:
-            ValueError: ``ms`` is not a whole number >= 1.
+            ValueError: ``ms`` is not a whole number in 1..MAX_LATENCY_MS.
         """
         ms = _whole_ms("latency ms", ms, 1)
         return cls("fixed", float(ms), 0.0, ms)
@@ -97,7 +101,7 @@ class Latency:
         """Normal(mean_ms, std_ms), rounded to whole ms and floored at ``min_ms``.
 
         Raises:
-            ValueError: a negative or non-finite value, or ``min_ms`` < 1.
+            ValueError: a negative or non-finite value, one above MAX_LATENCY_MS, or ``min_ms`` < 1.
         """
         return cls._distribution("normal", mean_ms, std_ms, min_ms)
 
@@ -109,13 +113,14 @@ class Latency:
         its logarithm), rounded to whole ms and floored at ``min_ms``.
 
         Raises:
-            ValueError: a negative or non-finite value, or ``min_ms`` < 1.
+            ValueError: a negative or non-finite value, one above MAX_LATENCY_MS, or ``min_ms`` < 1.
         """
         return cls._distribution("lognormal", mean_ms, std_ms, min_ms)
 
     @classmethod
     def _distribution(cls, kind: str, mean_ms, std_ms, min_ms) -> Latency:
-        return cls(kind, check_number("mean_ms", mean_ms, 1), check_number("std_ms", std_ms, 0),
+        return cls(kind, check_number("mean_ms", mean_ms, 1, MAX_LATENCY_MS),
+                   check_number("std_ms", std_ms, 0, MAX_LATENCY_MS),
                    _whole_ms("min_ms", min_ms, 1))
 
     @classmethod
@@ -163,7 +168,7 @@ class Latency:
                 sigma2 = math.log1p((self.std_ms / self.mean_ms) ** 2)
                 mu = math.log(self.mean_ms) - sigma2 / 2
                 values = np.exp(mu + math.sqrt(sigma2) * _standard_normal_quantiles())
-            table = np.maximum(np.rint(values), self.min_ms).astype(np.int32)
+            table = np.clip(np.rint(values), self.min_ms, MAX_LATENCY_MS).astype(np.int32)
             table.setflags(write=False)
             object.__setattr__(self, "_table", table)
         return self._table

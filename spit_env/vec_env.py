@@ -469,8 +469,14 @@ class SpitVecEnv(VecEnv):
         method = getattr(self, method_name)
         if not callable(method):
             raise ValueError(f"env_method({method_name!r}): {method_name!r} is not a method")
-        if method_name == "set_opponent" and "indices" not in method_kwargs:
-            self.set_opponent(*method_args, **method_kwargs, indices=indices)
+        if method_name == "set_opponent":  # for the rows of indices
+            given = list(method_args) + list(method_kwargs.values())
+            if len(given) != 1 or set(method_kwargs) - {"opponent"}:
+                raise ValueError(
+                    "env_method('set_opponent') takes one argument, the opponent (the rows are "
+                    f"given by indices), got args {method_args!r} and kwargs {method_kwargs!r}"
+                )
+            self.set_opponent(given[0], indices=indices)
             return [None for _ in idx]
         self._all_envs(indices, f"env_method({method_name!r})")
         result = method(*method_args, **method_kwargs)

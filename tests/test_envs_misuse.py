@@ -248,6 +248,11 @@ def test_vec_env_misuse_is_refused_and_changes_nothing():
     assert_refused(venv, lambda e: e.env_method("set_opponent", "greedy@nowhere", indices=[1]),
                    match="profile")
     assert_refused(venv, lambda e: e.env_method("reset", indices=[1]), match="all envs")
+    for args, kwargs in (((), {}), (("random", [0]), {}), ((), {"opponent": "random", "x": 1}),
+                         (("random",), {"opponent": "greedy"})):
+        assert_refused(venv, lambda e, a=args, k=kwargs: e.env_method("set_opponent", *a,
+                                                                        indices=[1], **k),
+                       match="takes one argument")
     assert_refused(venv, lambda e: e.env_method("num_envs"), match="not a method")
     assert_refused(venv, lambda e: e.render("human"), match="render mode")
     assert_refused(venv, lambda e: e.get_images(), match="text")

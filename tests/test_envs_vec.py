@@ -10,7 +10,7 @@ import pytest
 from helpers import SHORT
 from sb3_contrib.common.maskable.utils import get_action_masks
 
-from spit_env import SpitConfig, SpitVecEnv, core, rules
+from spit_env import Latency, SpitConfig, SpitVecEnv, core, rules
 from spit_env.policy import uniform_legal, uniform_legal_actions
 
 BUSY = rules.OBS["self_busy"].start
@@ -291,3 +291,32 @@ def test_rows_may_change_opponent_while_games_run():
     assert all(venv.duel.row_config(i).latency[0].name == "club" for i in (1, 2, 4, 5))
     for state in venv.duel.states:
         check_invariants(state)
+
+
+def test_profiles_set_one_after_another_leave_no_core_state_behind():
+    # Each new profile latency needs a core state; states that no row plays in and no opponent
+    # needs are dropped, and ``config`` is the config of the games dealt from now on.
+    venv = SpitVecEnv(4, opponent="greedy", config=SHORT, seed=1, learner_seat=0)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    for ms in range(300, 420, 20):
+        venv.set_opponent(f"racer@{ms}")
+        assert venv.config.latency[1].mean_ms == ms
+        restarted = np.zeros(4, bool)
+        while not restarted.all():
+            _, _, dones, _ = venv.step(uniform_legal_actions(venv.action_masks(), rng))
+            restarted |= dones
+        assert all(venv.duel.row_config(i).latency[1].mean_ms == ms for i in range(4))
+        assert len(venv.duel.states) <= 2  # this profile's, and at most the one before
+    assert set(venv.duel.owner.tolist()) == {len(venv.duel.states) - 1}  # all in the newest
+
+
+@pytest.mark.parametrize("profile", ["greedy@3600001", "greedy@99999999999"])
+def test_a_latency_beyond_an_hour_is_refused(profile):
+    venv = SpitVecEnv(2, opponent="greedy", config=SHORT, seed=0)
+    venv.reset()
+    with pytest.raises(ValueError, match="latency"):
+        venv.set_opponent(profile, indices=[0])
+    assert venv.opponent == "greedy"
+    with pytest.raises(ValueError, match="mean_ms"):
+        SpitConfig(latency=(Latency.normal(5e9, 10), Latency.preset("club")))

@@ -267,7 +267,9 @@ def test_behaviour_cloning_fits_the_teacher():
         (["--bc-steps", "10", "--bc-teacher", "nobody"], "--bc-teacher"),
         (["--league-weighting", "losses"], "--league-weighting"),  # needs a mix
         (["--league-weighting", "losses", "--opponent", "random:1,greedy:1", "--eval-freq", "0"],
-         "--league-weighting"),
+         "--eval-freq"),
+        (["--league-weighting", "losses", "--opponent", "random:1,greedy:1", "--total-timesteps",
+          "1000", "--eval-freq", "1000"], "below --total-timesteps"),
     ],
 )
 def test_bad_argument_fails_naming_it(args, named, tmp_path):
