@@ -43,7 +43,7 @@ FORCED_WAIT_SKIPS = 2
 
 
 def split_groups(weights, groups: int) -> list[int]:
-    """How many of ``groups`` equal row groups each weight gets.
+    """How many of ``groups`` near-equal row groups (sizes differ by at most one row) each weight gets.
 
     Largest remainder; every positive weight gets at least one group when there are enough.
     """

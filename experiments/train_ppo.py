@@ -20,7 +20,7 @@ decision, the batched core running the opponent in between). ``--opponent`` is
 * a policy name or profile: ``greedy``, ``greedy@expert`` (the opponent's seat plays with the
   expert latency preset, D7);
 * a weighted mix: ``random:0.3,greedy:0.7`` -- the game rows are split into ``--mix-groups``
-  equal groups, shared out among the members by weight; each group keeps its member (with
+  near-equal groups, shared out among the members by weight; each group keeps its member (with
   ``--league-weighting losses`` the shares follow the agent's losses instead, re-weighted at
   every evaluation during training); all groups are rows of one SpitVecEnv, stepped at once;
 * a curriculum: stages joined by ``->`` (``random->greedy``), each stage a name, profile or mix;
