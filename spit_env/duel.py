@@ -156,8 +156,6 @@ class Duel:
             remap = np.zeros(len(entries), np.int64)
             remap[kept] = np.arange(len(kept))
             self.row_opponent = remap[assign]
-        if not self.states:  # before the first start, the layout follows the opponents
-            self._layout()
 
     @property
     def opponent(self):
@@ -176,17 +174,14 @@ class Duel:
             return self._opponents[0][1]
         return [self._opponents[k][1] for k in self.row_opponent]
 
-    def _layout(self) -> None:
-        """Set the configs of the core states from the opponents.
+    def _needed_configs(self) -> list[SpitConfig]:
+        """The distinct configs of the games the opponents deal now.
 
-        Every distinct (opponent, learner seat) config, in the order of the opponents and seats
-        (so with one opponent, one state unless a profile gives the seats different latencies).
+        One per (opponent, learner seat) pair, in the order of the opponents and seats (so with
+        one opponent, one config unless a profile gives the seats different latencies).
         """
-        self.configs = []
-        for _, _, configs in self._opponents:
-            for cfg in configs.values():
-                if cfg not in self.configs:
-                    self.configs.append(cfg)
+        return list(dict.fromkeys(cfg for _, _, configs in self._opponents
+                                  for cfg in configs.values()))
 
     def _state_index(self, rows: np.ndarray) -> np.ndarray:
         """(R,) int64: the core state of a game started now in ``rows`` ((R,) ints).
@@ -194,17 +189,16 @@ class Duel:
         Chosen by the row's opponent's and learner seat's config; a config no state has yet gets
         a new state.
         """
-        new = [cfg for _, _, configs in self._opponents for cfg in configs.values()
-               if cfg not in self.configs]
+        new = [cfg for cfg in self._needed_configs()
+               if cfg not in [state.config for state in self.states]]
         if new:
             self._drop_unused_states()
-            for cfg in dict.fromkeys(new):  # distinct, in order
-                self.configs.append(cfg)
-                self.states.append(core.init(cfg, self.batch_size, self._seed))
+            self.states += [core.init(cfg, self.batch_size, self._seed) for cfg in new]
+        have = [state.config for state in self.states]
         table = np.zeros((len(self._opponents), 2), np.int64)  # (opponent, seat) -> state
         for k, (_, _, configs) in enumerate(self._opponents):
             for s, cfg in configs.items():
-                table[k, s] = self.configs.index(cfg)
+                table[k, s] = have.index(cfg)
         return table[self.row_opponent[rows], self.seat[rows]]
 
     def _drop_unused_states(self) -> None:
@@ -212,14 +206,13 @@ class Duel:
 
         Opponents set with a new profile each time would otherwise leave a state behind each.
         """
-        needed = [cfg for _, _, configs in self._opponents for cfg in configs.values()]
-        keep = [k for k, cfg in enumerate(self.configs)
-                if cfg in needed or (self.owner == k).any()]
-        if len(keep) < len(self.configs):
-            remap = np.zeros(len(self.configs), np.int64)
+        needed = self._needed_configs()
+        keep = [k for k, state in enumerate(self.states)
+                if state.config in needed or (self.owner == k).any()]
+        if len(keep) < len(self.states):
+            remap = np.zeros(len(self.states), np.int64)
             remap[keep] = np.arange(len(keep))
             self.owner = remap[self.owner]
-            self.configs = [self.configs[k] for k in keep]
             self.states = [self.states[k] for k in keep]
 
     @property
@@ -263,11 +256,10 @@ class Duel:
 
         Row i plays game ``first_game + i`` of ``seed`` with the learner in ``seats[i]``.
         """
-        self._layout()
         self._seed = seed
         self.states = [
             core.init(cfg, self.batch_size, seed, first_game=first_game, deals=deals)
-            for cfg in self.configs
+            for cfg in self._needed_configs()
         ]
         self.seat = np.asarray(seats, np.int64).copy()
         self.owner = self._state_index(self._idx)

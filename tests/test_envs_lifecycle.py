@@ -204,6 +204,16 @@ class SingleGame(Lifecycle):
     def after_reset(self, result):
         pass
 
+    def read_calls(self, calls, also_close: bool) -> None:
+        """Each read in ``calls`` works after a reset and is refused before one; render() gives
+        None only before one (these views render "ansi"); then maybe close()."""
+        started = self.game is not None
+        for call in calls:
+            self.expect(started, call, match="reset")
+        assert (self.env.render() is None) == (not started)
+        if also_close:
+            self.close()
+
     @rule(data=st.data())
     def reset_bad(self, data):
         if data.draw(st.booleans()):
@@ -456,13 +466,8 @@ class AECLifecycle(SingleGame):
 
     @rule(also_close=st.booleans())
     def read(self, also_close):
-        started = self.game is not None
-        for call in (lambda e: e.snapshot(), lambda e: e.state(), lambda e: e.core_state,
-                     lambda e: e.seed_and_game):
-            self.expect(started, call, match="reset")
-        assert (self.env.render() is None) == (not started)
-        if also_close:
-            self.close()
+        self.read_calls((lambda e: e.snapshot(), lambda e: e.state(), lambda e: e.core_state,
+                         lambda e: e.seed_and_game), also_close)
 
     @invariant()
     def holds(self):
@@ -560,12 +565,7 @@ class GymLifecycle(SingleGame):
 
     @rule(also_close=st.booleans())
     def read(self, also_close):
-        started = self.game is not None
-        for call in (lambda e: e.snapshot(), lambda e: e.action_masks()):
-            self.expect(started, call, match="reset")
-        assert (self.env.render() is None) == (not started)
-        if also_close:
-            self.close()
+        self.read_calls((lambda e: e.snapshot(), lambda e: e.action_masks()), also_close)
 
     @invariant()
     def holds(self):
