@@ -409,6 +409,14 @@ class RacerBot(ChainBot):
 
     def scores_and_doomed(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
         """(B, S, 2) float64 score of each PLAY(s, c) and (B, S, 2) bool whether it is doomed."""
+        scores, doomed, _, _ = self.analysis(view)
+        return scores, doomed
+
+    def analysis(self, view: TableView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The racer's whole reading of each PLAY(s, c), all (B, S, 2), meaningful where the
+        play is legal: its score (float64), whether it is doomed (bool), and the two counts the
+        score is built from (int64): ``follow``, our other face-up tops that fit a centre top
+        after the play, and ``deny``, the opponent's face-up tops that do."""
         b = view.my_rank.shape[0]
         rows = np.arange(b)
         new_top = self._after_play(view)
@@ -439,7 +447,8 @@ class RacerBot(ChainBot):
         win = np.maximum(late - lose, 0.0)
         contest = -self.bounce_weight * lose + self.snipe_weight * win
         pile_term = pile_term + self.contest_weight * share * contest[:, None]
-        return scores + pile_term[:, None, :], np.broadcast_to(doomed, (b, N_STOCKS, 2))
+        return (scores + pile_term[:, None, :], np.broadcast_to(doomed, (b, N_STOCKS, 2)),
+                follow, deny)
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
         obs, masks = _check_inputs(observations, action_masks)

@@ -18,8 +18,10 @@ seeds and do not touch torch's global random state).
 The input contract (:func:`model_input`): a model saved by ``experiments/train_ppo.py`` carries
 ``spit_options`` (:data:`INPUT_OPTIONS`): with ``mask_wait`` the model plays with WAIT taken out
 of every mask row that has another legal move (:func:`playing_masks`); with ``obs_mask`` its
-network's input is the (D,) observation followed by those (23,) masks as 0/1 floats. Training
-(``experiments.ppo_envs.ModelInput``) and :class:`PPOPolicy` both call :func:`model_input`.
+network's input is the (D,) observation followed by those (23,) masks as 0/1 floats; with
+``racer_features`` it is followed by the racer bot's reading of each legal play
+(:func:`racer_features`, 40 floats). Training (``experiments.ppo_envs.ModelInput``) and
+:class:`PPOPolicy` both call :func:`model_input`.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.heuristics import RacerBot, read_table
 from spit_env.checks import check_bool
-from spit_env.rules import N_ACTIONS, OBS_DIM
+from spit_env.rules import N_ACTIONS, N_STOCKS, OBS_DIM, PLAY_BASE
 
 __all__ = ["PPOPolicy", "make_ppo", "load_model", "mask_idle_wait", "INPUT_OPTIONS",
            "input_options", "input_size", "playing_masks", "model_input", "SHIPPED_MODEL",
@@ -42,7 +45,12 @@ SHIPPED_MODEL = "models/ppo.zip"
 
 #: The input options a trained model carries (``model.spit_options``), with the values of a
 #: model saved without them (older runs): the plain observation, every legal move.
-INPUT_OPTIONS = {"mask_wait": False, "obs_mask": False}
+INPUT_OPTIONS = {"mask_wait": False, "obs_mask": False, "racer_features": False}
+
+#: Floats :func:`racer_features` appends: four per PLAY(s, c), S * 2 plays.
+RACER_FEATURES = 4 * N_STOCKS * 2
+_PLAY_IDS = PLAY_BASE + np.arange(2 * N_STOCKS)  # PLAY(s, c) = PLAY_BASE + 2 s + c
+_RACER = RacerBot()  # stateless: its analysis depends on the observation alone
 
 
 def mask_idle_wait(masks: np.ndarray) -> np.ndarray:
@@ -59,8 +67,43 @@ def input_options(model) -> dict:
 
 
 def input_size(options: dict) -> int:
-    """The length of the network's input: D, or D + 23 with ``obs_mask``."""
-    return OBS_DIM + (N_ACTIONS if options.get("obs_mask") else 0)
+    """The length of the network's input: D, + 23 with ``obs_mask``, + 40 with
+    ``racer_features``."""
+    return (OBS_DIM + (N_ACTIONS if options.get("obs_mask") else 0)
+            + (RACER_FEATURES if options.get("racer_features") else 0))
+
+
+def racer_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The racer bot's reading of every play, as network input (the ``racer_features`` option).
+
+    For each PLAY(s, c), in action-id order (s major), four floats: the count of our other
+    face-up tops that fit a centre top after the play / 4, the opponent's face-up tops that do /
+    5, the racer's score of the play / 10 clipped to [-1, 1] (its race reading of the opponent's
+    move in flight included, believing both seats at club latency), and 1 if racer holds the play
+    doomed (``agents.heuristics.RacerBot.analysis``); all 0 for a play ``masks`` does not allow.
+
+    Args:
+        observations: (B, D) float32 observations (layout ``spit_env.rules.OBSERVATION``).
+        masks: (B, 23) bool, the moves the model chooses among.
+
+    Returns:
+        (B, 40) float32, feature k of play j at column 4 j + k.
+
+    Raises:
+        ValueError: observations whose one-hot ranks do not decode to ranks 0-13 (not a Spit
+            environment's observations).
+    """
+    view = read_table(observations)
+    for name in ("my_rank", "opp_rank", "centre_rank"):
+        ranks = getattr(view, name)
+        if ranks.size and not 0 <= ranks.min() <= ranks.max() <= 13:
+            raise ValueError("observations: their one-hot stock and centre ranks do not decode to "
+                             "ranks 0-13; racer_features needs a Spit environment's observations")
+    score, doomed, follow, deny = _RACER.analysis(view)
+    feats = np.stack([follow / 4.0, deny / 5.0, np.clip(score / 10.0, -1.0, 1.0), doomed],
+                     axis=-1).reshape(len(observations), 2 * N_STOCKS, 4)
+    feats *= masks[:, _PLAY_IDS, None]
+    return feats.reshape(len(observations), RACER_FEATURES).astype(np.float32)
 
 
 def playing_masks(action_masks: np.ndarray, options: dict) -> np.ndarray:
@@ -84,9 +127,12 @@ def model_input(observations: np.ndarray, action_masks: np.ndarray,
     """
     masks = playing_masks(action_masks, options)
     obs = np.asarray(observations, dtype=np.float32)
+    parts = [obs]
     if options.get("obs_mask"):
-        obs = np.concatenate([obs, masks.astype(np.float32)], axis=1)
-    return obs, masks
+        parts.append(masks.astype(np.float32))
+    if options.get("racer_features"):
+        parts.append(racer_features(obs, masks))
+    return (np.concatenate(parts, axis=1) if len(parts) > 1 else obs), masks
 
 
 def shipped_model_path() -> Path:
@@ -142,7 +188,7 @@ class PPOPolicy:
 
     Raises:
         ValueError: a model whose observation or action space does not match Spit's (D, 23),
-            or (D + 23, 23) with ``obs_mask``; ``threads`` not None or an integer >= 1.
+            with D grown by its input options (:func:`input_size`); ``threads`` not None or an integer >= 1.
     """
 
     def __init__(self, model, deterministic: bool = True, threads: int | None = 1):

@@ -194,12 +194,14 @@ class ModelInput(VecEnvWrapper):
 
     ``action_masks()`` are the learner's legal moves with WAIT taken out beside any other move
     (``mask_wait``); with ``obs_mask`` each observation is followed by those masks as 0/1
-    floats, (D + 23,), and a terminal observation by an all-zero mask. The masks are computed
-    once per step.
+    floats, (D + 23,), with ``racer_features`` by the racer's reading of each legal play (40
+    floats), and a terminal observation by an all-zero mask (and all-zero features). The masks
+    are computed once per step.
     """
 
-    def __init__(self, venv: VecEnv, mask_wait: bool, obs_mask: bool):
-        self.options = {"mask_wait": bool(mask_wait), "obs_mask": bool(obs_mask)}
+    def __init__(self, venv: VecEnv, mask_wait: bool, obs_mask: bool, racer_features: bool = False):
+        self.options = {"mask_wait": bool(mask_wait), "obs_mask": bool(obs_mask),
+                        "racer_features": bool(racer_features)}
         dim = input_size(self.options)
         super().__init__(venv, observation_space=spaces.Box(0.0, 1.0, (dim,), np.float32))
         self._masks = None
@@ -215,7 +217,7 @@ class ModelInput(VecEnvWrapper):
     def step_wait(self):
         """Step; the model's inputs, terminal observations included."""
         obs, rewards, dones, infos = self.venv.step_wait()
-        if self.options["obs_mask"]:
+        if self.options["obs_mask"] or self.options["racer_features"]:
             for info in infos:
                 if "terminal_observation" in info:
                     term = info["terminal_observation"][None, :]
@@ -239,7 +241,8 @@ class ModelInput(VecEnvWrapper):
 
 def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learner_seat,
                       reward: str, episode: str, shaping: float, skip_forced_waits: bool,
-                      truncation_reward: float, mask_wait: bool, obs_mask: bool):
+                      truncation_reward: float, mask_wait: bool, obs_mask: bool,
+                      racer_features: bool = False):
     """The training VecEnv stack (module docstring).
 
     Args:
@@ -249,7 +252,7 @@ def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learne
         learner_seat, reward, episode, shaping: SpitVecEnv options.
         skip_forced_waits: play up to :data:`FORCED_WAIT_SKIPS` forced WAITs per step.
         truncation_reward: the learner's reward for a truncated game.
-        mask_wait, obs_mask: the model's input options (``agents.ppo``).
+        mask_wait, obs_mask, racer_features: the model's input options (``agents.ppo``).
 
     Returns:
         (OpponentGroups, EnvTimer, the outermost VecMonitor to train on).
@@ -259,4 +262,4 @@ def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learne
                       reward=reward, shaping=shaping, episode=episode, skip_forced_waits=skips)
     grouped = OpponentGroups(TruncationReward(venv, truncation_reward), groups)
     timer = EnvTimer(grouped)
-    return grouped, timer, VecMonitor(ModelInput(timer, mask_wait, obs_mask))
+    return grouped, timer, VecMonitor(ModelInput(timer, mask_wait, obs_mask, racer_features))

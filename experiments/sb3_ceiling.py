@@ -100,7 +100,7 @@ def record_bank(args, steps: int, seed: int):
         num_envs=args.num_envs, groups=1, opponent=args.opponent, seed=seed,
         learner_seat="random", reward=args.reward, episode=args.episode, shaping=args.shaping,
         skip_forced_waits=args.skip_forced_waits, truncation_reward=args.truncation_reward,
-        mask_wait=args.mask_wait, obs_mask=args.obs_mask)
+        mask_wait=args.mask_wait, obs_mask=args.obs_mask, racer_features=args.racer_features)
     rng = np.random.default_rng(seed)
     obs = [env.reset()]
     masks, rewards, dones = [get_action_masks(env)], [np.zeros(args.num_envs, np.float32)], [

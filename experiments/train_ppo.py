@@ -154,6 +154,11 @@ class Args:
     """Append the learner's legal-move mask (23 floats, after --mask-wait) to the observation,
     so the network sees legality directly instead of inferring it from the one-hot ranks
     (observation length D + 23). Saved with the model: agents.ppo.PPOPolicy appends it too."""
+    racer_features: bool = True
+    """Append the racer bot's reading of each legal play to the observation (40 floats: its
+    follow and denial counts, score and doom, agents.ppo.racer_features), so the network starts
+    from the heuristic's analysis instead of learning it from the one-hot ranks. Saved with the
+    model, like --obs-mask."""
     bc_steps: int = 1500
     """Behaviour-cloning warm start: gradient steps of masked cross-entropy that fit the actor
     to --bc-teacher's moves before PPO starts (0 = off; the value network is left to PPO; not
@@ -427,7 +432,8 @@ def train(args: Args) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     eval_opponents = resolve_eval_opponents(args.eval_opponents)
     if args.resume is not None:  # the network's input is fixed by the checkpoint
-        args = replace(args, obs_mask=input_options(load_model(args.resume))["obs_mask"])
+        saved = input_options(load_model(args.resume))
+        args = replace(args, obs_mask=saved["obs_mask"], racer_features=saved["racer_features"])
 
     # The environment: one row group per opponent share (one group for a single opponent).
     env_options = dict(
@@ -435,7 +441,7 @@ def train(args: Args) -> dict:
         learner_seat=args.learner_seat if args.learner_seat == "random" else int(args.learner_seat),
         reward=args.reward, episode=args.episode, shaping=args.shaping,
         skip_forced_waits=args.skip_forced_waits, truncation_reward=args.truncation_reward,
-        mask_wait=args.mask_wait, obs_mask=args.obs_mask)
+        mask_wait=args.mask_wait, obs_mask=args.obs_mask, racer_features=args.racer_features)
     single = len(stages) == 1 and len(stages[0]) == 1 and not args.self_play
     groups, timer, env = make_training_env(
         groups=1 if single else min(args.mix_groups, args.num_envs), seed=args.seed, **env_options)
@@ -457,7 +463,7 @@ def train(args: Args) -> dict:
         )
     # A plain attribute: SB3 saves it in model.zip, and agents.ppo.input_options reads it back.
     model.spit_options = {**input_options(model), "mask_wait": args.mask_wait,
-                          "obs_mask": args.obs_mask}
+                          "obs_mask": args.obs_mask, "racer_features": args.racer_features}
     start_steps = int(model.num_timesteps)
 
     # The warm start (a fresh network only): the teacher in the learner's seat against the first

@@ -185,3 +185,18 @@ def assert_refused(env, call, match: str | None = None) -> str:
     assert tables(env) == before, f"the refused call changed the tables: {err.value}"
     assert future(env) == then, f"the refused call changed the future: {err.value}"
     return str(err.value)
+
+
+def game_observations(n: int, seed: int = 0, steps: int = 40) -> np.ndarray:
+    """(n, D) float32 observations of games in play (learner seats of a SpitVecEnv after
+    ``steps`` random legal moves against greedy): inputs a policy that decodes the observation
+    (a bot, a model with racer features) accepts, unlike random floats."""
+    from spit_env import SpitVecEnv
+
+    env = SpitVecEnv(n, opponent="greedy", seed=seed)
+    obs = env.reset()
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        obs, _, _, _ = env.step(uniform_legal_actions(env.action_masks(), rng))
+    env.close()
+    return obs

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import game_observations
 
 pytest.importorskip("sb3_contrib")
 
@@ -24,7 +25,7 @@ RESULTS = ROOT / "docs" / "results" / "ppo_shipped.json"
 def test_make_ppo_without_a_path_plays_the_shipped_model():
     import agents
     from agents.ppo import PPOPolicy, shipped_model_path
-    from spit_env.rules import N_ACTIONS, OBS_DIM
+    from spit_env.rules import N_ACTIONS
 
     path = shipped_model_path()
     assert path == ROOT / "agents" / "models" / "ppo.zip"
@@ -34,7 +35,7 @@ def test_make_ppo_without_a_path_plays_the_shipped_model():
     rng = np.random.default_rng(0)
     masks = rng.random((64, N_ACTIONS)) < 0.3
     masks[:, 0] = True
-    actions = policy(rng.random((64, OBS_DIM), dtype=np.float32), masks, rng)
+    actions = policy(game_observations(64), masks, rng)
     assert masks[np.arange(64), actions].all()
     with pytest.raises(ValueError, match="not both"):
         agents.make("ppo", path=path, model=object())
@@ -46,9 +47,9 @@ def test_ppo_policy_runs_on_its_own_threads_and_restores_torch_s():
     import agents
 
     rng = np.random.default_rng(0)
-    from spit_env.rules import N_ACTIONS, OBS_DIM
+    from spit_env.rules import N_ACTIONS
 
-    obs = rng.random((8, OBS_DIM), dtype=np.float32)
+    obs = game_observations(8)
     masks = np.ones((8, N_ACTIONS), bool)
     before = torch.get_num_threads()
     seen = []

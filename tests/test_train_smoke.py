@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import game_observations
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +70,7 @@ def test_training_writes_the_run_folder(run_dir):
     config = json.loads((run_dir / "config.json").read_text())
     assert config["opponent"] == "greedy"
     assert config["behaviour_cloning"]["samples"] >= 300
-    assert config["obs_mask"] is True
+    assert config["obs_mask"] is True and config["racer_features"] is True
 
 
 def test_trained_model_plays_through_the_registry(run_dir):
@@ -80,14 +81,16 @@ def test_trained_model_plays_through_the_registry(run_dir):
 
     policy = make_policy("ppo", path=run_dir / "model.zip")
     rng = np.random.default_rng(0)
-    obs = rng.random((5, OBS_DIM), dtype=np.float32)
+    obs = game_observations(5)
+    with pytest.raises(ValueError, match="racer_features"):  # random floats are no observations
+        policy(rng.random((5, OBS_DIM), dtype=np.float32), np.ones((5, 23), bool), rng)
     masks = np.zeros((5, 23), bool)
     masks[:, 0] = True
     masks[np.arange(5), rng.integers(1, 23, 5)] = True
     actions = policy(obs, masks, rng)
     assert actions.shape == (5,) and actions.dtype == np.int64
     assert masks[np.arange(5), actions].all(), "the policy chose a masked action"
-    assert policy.options["obs_mask"] is True
+    assert policy.options["obs_mask"] is True and policy.options["racer_features"] is True
     with pytest.raises(ValueError, match="action_masks"):
         policy.logits(obs)
     sampling = make_policy("ppo", path=run_dir / "model.zip", deterministic=False)
@@ -189,7 +192,7 @@ def test_model_without_mask_input_still_plays(tmp_path):
     from spit_env.rules import OBS_DIM
 
     proc = _run("--total-timesteps", "1024", "--out", str(tmp_path), "--no-obs-mask",
-                "--bc-steps", "0", *TINY)
+                "--no-racer-features", "--bc-steps", "0", *TINY)
     assert proc.returncode == 0, proc.stderr[-3000:]
     policy = make_policy("ppo", path=tmp_path / "model.zip")
     assert not policy.options.get("obs_mask")
@@ -229,6 +232,63 @@ def test_observation_carries_the_learners_mask():
         for i in np.flatnonzero(dones):
             assert infos[i]["terminal_observation"].shape == (OBS_DIM + 23,)
     env.close()
+
+
+def test_racer_features_are_the_racers_reading():
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    from agents.heuristics import RacerBot
+    from agents.ppo import RACER_FEATURES, racer_features
+    from spit_env.rules import ACTION_KIND, KIND_PLAY, OBS_DIM, PLAY_BASE
+
+    _, _, env = _training_env(32, 5, "racer", racer_features=True)
+    assert env.observation_space.shape == (OBS_DIM + 23 + RACER_FEATURES,)
+    racer = RacerBot()
+    obs = env.reset()
+    rng = np.random.default_rng(2)
+    chosen_plays = ended = 0
+    for _ in range(150):
+        masks = get_action_masks(env)
+        plain, feats = obs[:, :OBS_DIM], obs[:, OBS_DIM + 23:]
+        assert (feats == racer_features(plain, masks)).all()
+        assert feats.min() >= -1 and feats.max() <= 1
+        per_play = feats.reshape(-1, 10, 4)
+        allowed = masks[:, PLAY_BASE:PLAY_BASE + 10]
+        assert (per_play[~allowed] == 0).all(), "a feature of a play the mask forbids"
+        actions = racer(plain, masks, rng)
+        # the racer's chosen play is one of the best-scored legal plays by the features
+        rows = np.flatnonzero(ACTION_KIND[actions] == KIND_PLAY)
+        score = np.where(allowed, per_play[:, :, 2], -np.inf)
+        assert (score[rows, actions[rows] - PLAY_BASE] == score[rows].max(axis=1)).all()
+        chosen_plays += rows.size
+        obs, _, dones, infos = env.step(actions)
+        for i in np.flatnonzero(dones):
+            term = infos[i]["terminal_observation"]
+            assert term.shape == (OBS_DIM + 23 + RACER_FEATURES,) and not term[OBS_DIM:].any()
+            ended += 1
+    assert chosen_plays > 100 and ended > 0
+    env.close()
+
+
+def test_model_without_racer_features_plays(tmp_path):
+    from agents.ppo import input_size
+    from experiments.tournament import Player, play_pairing
+    from spit_env import SpitConfig
+    from spit_env.policy import make_policy
+    from spit_env.rules import OBS_DIM
+
+    # the input of models trained before --racer-features became the default: D + 23
+    proc = _run("--total-timesteps", "1024", "--out", str(tmp_path), "--no-racer-features",
+                "--bc-steps", "3", *TINY)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads((tmp_path / "config.json").read_text())["racer_features"] is False
+    policy = make_policy("ppo", path=tmp_path / "model.zip")
+    assert not policy.options["racer_features"] and policy.options["obs_mask"]
+    assert input_size(policy.options) == OBS_DIM + 23
+    assert policy.logits(np.zeros((2, OBS_DIM), np.float32), np.ones((2, 23), bool)).shape == (2, 23)
+    me = Player("ppo", "ppo", None, {"path": tmp_path / "model.zip"})
+    res = play_pairing(me, "racer", 2, config=SpitConfig(max_game_ms=60_000), seed=1)
+    assert res.games == 4
 
 
 def test_behaviour_cloning_fits_the_teacher():
