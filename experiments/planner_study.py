@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -96,7 +97,10 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, c
            "table": [], "curve": []}
     done = _previous(json_path, out) if resume else {}
     bar = tqdm(total=len(jobs), desc="planner study", unit="pairing", disable=not show_progress)
-    pool = ProcessPoolExecutor(workers) if workers > 1 else None
+    # spawned, not forked: a fork of a process whose torch has started its thread pool (a "ppo"
+    # player loaded to check the arguments) hangs at the child's first forward pass
+    pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            if workers > 1 else None)
     try:
         for part, player, opponent, n in jobs:
             res = done.get((part, player.label, opponent, n))

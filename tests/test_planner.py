@@ -5,6 +5,7 @@ costs the game nothing."""
 from __future__ import annotations
 
 from dataclasses import fields
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -251,6 +252,23 @@ def test_planner_study_runs_at_toy_size(tmp_path):
     for bad in (["--curve-rollouts", "0"], ["--resume"], ["--deals", "0"], ["--budgets", "nobody"]):
         with pytest.raises(SystemExit):
             planner_study.main(bad)
+
+
+def test_planner_study_workers_play_a_trained_model():
+    # its workers are spawned: forked after the arguments' check has loaded the model (torch's
+    # thread pool running), they hung at their first forward pass
+    import subprocess
+    import sys
+
+    pytest.importorskip("sb3_contrib")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "experiments.planner_study", "--deals", "2", "--budgets", "planner-fast",
+         "--opponents", "ppo", "--curve-rollouts", "", "--max-game-ms", "8000", "--batch", "2",
+         "--workers", "2", "--quiet"],
+        cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "planner-fast vs ppo" in proc.stdout
 
 
 def test_planner_plays_in_replays_and_against_a_human():
