@@ -82,6 +82,9 @@ def racer_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     move in flight included, believing both seats at club latency), and 1 if racer holds the play
     doomed (``agents.heuristics.RacerBot.analysis``); all 0 for a play ``masks`` does not allow.
 
+    Without the mask in the input (``obs_mask`` off) a legal play whose four values are all 0
+    looks like a forbidden one.
+
     Args:
         observations: (B, D) float32 observations (layout ``spit_env.rules.OBSERVATION``).
         masks: (B, 23) bool, the moves the model chooses among.
@@ -90,10 +93,15 @@ def racer_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         (B, 40) float32, feature k of play j at column 4 j + k.
 
     Raises:
-        ValueError: observations whose one-hot ranks do not decode to ranks 0-13 (not a Spit
-            environment's observations).
+        ValueError: bad shapes or a mask that is not bool; observations whose one-hot ranks do
+            not decode to ranks 0-13 (not a Spit environment's observations).
     """
-    view = read_table(observations)
+    obs, masks = _check_batch(observations, masks)
+    if obs.shape[0] == 0:
+        return np.zeros((0, RACER_FEATURES), np.float32)
+    if masks.dtype != bool:
+        raise ValueError(f"masks must be a bool array, got dtype {masks.dtype}")
+    view = read_table(obs)
     for name in ("my_rank", "opp_rank", "centre_rank"):
         ranks = getattr(view, name)
         if ranks.size and not 0 <= ranks.min() <= ranks.max() <= 13:
@@ -101,9 +109,22 @@ def racer_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
                              "ranks 0-13; racer_features needs a Spit environment's observations")
     score, doomed, follow, deny = _RACER.analysis(view)
     feats = np.stack([follow / 4.0, deny / 5.0, np.clip(score / 10.0, -1.0, 1.0), doomed],
-                     axis=-1).reshape(len(observations), 2 * N_STOCKS, 4)
+                     axis=-1).reshape(len(obs), 2 * N_STOCKS, 4)
     feats *= masks[:, _PLAY_IDS, None]
-    return feats.reshape(len(observations), RACER_FEATURES).astype(np.float32)
+    return feats.reshape(len(obs), RACER_FEATURES).astype(np.float32)
+
+
+def _check_batch(observations, action_masks) -> tuple[np.ndarray, np.ndarray]:
+    """(observations (B, D) float32, action_masks (B, 23)) as arrays, or ValueError naming
+    the argument whose shape is wrong."""
+    obs = np.asarray(observations, dtype=np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
+        raise ValueError(f"observations must have shape (B, {OBS_DIM}), got {obs.shape}")
+    masks = np.asarray(action_masks)
+    if masks.shape != (obs.shape[0], N_ACTIONS):
+        raise ValueError(f"action_masks must have shape ({obs.shape[0]}, {N_ACTIONS}) (one row "
+                         f"per observation), got {masks.shape}")
+    return obs, masks
 
 
 def playing_masks(action_masks: np.ndarray, options: dict) -> np.ndarray:
@@ -124,9 +145,12 @@ def model_input(observations: np.ndarray, action_masks: np.ndarray,
 
     Returns:
         (inputs (B, input_size(options)) float32, masks (B, 23) bool from :func:`playing_masks`).
+
+    Raises:
+        ValueError: observations not (B, D) or masks not (B, 23).
     """
+    obs, action_masks = _check_batch(observations, action_masks)
     masks = playing_masks(action_masks, options)
-    obs = np.asarray(observations, dtype=np.float32)
     parts = [obs]
     if options.get("obs_mask"):
         parts.append(masks.astype(np.float32))
@@ -177,8 +201,9 @@ class PPOPolicy:
     Args:
         model: a ``MaskablePPO`` model, or its ``.policy`` (a MaskableActorCriticPolicy). The actor
             is deep-copied, so later training of ``model`` does not change this policy (a frozen
-            snapshot, as self-play needs). Its input options (``spit_options``) apply as in
-            training (:func:`model_input`).
+            snapshot, as self-play needs). Its input options (``spit_options``, an attribute of
+            the model that train_ppo sets and saves) apply as in training (:func:`model_input`);
+            a bare ``.policy`` carries none, so it suits only a network of the plain observation.
         deterministic: play the most probable legal action (default) instead of sampling one.
         threads: torch threads of the forward pass (torch's own setting is restored after
             it); 1 by default: a batch of game rows gains nothing from more, and more threads
@@ -202,9 +227,11 @@ class PPOPolicy:
         n_actions = getattr(policy.action_space, "n", None)
         dim = input_size(self.options)
         if obs_shape != (dim,) or n_actions != N_ACTIONS:
+            hint = ("" if hasattr(model, "spit_options") else "; a model's input options live on "
+                    "the MaskablePPO model (spit_options): pass the model, not its .policy")
             raise ValueError(
-                f"model: expected observation shape ({dim},) and {N_ACTIONS} actions, "
-                f"got {obs_shape} and {n_actions}"
+                f"model: expected observation shape ({dim},) and {N_ACTIONS} actions for input "
+                f"options {self.options}, got {obs_shape} and {n_actions}{hint}"
             )
         check_bool("deterministic", deterministic)
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
@@ -228,15 +255,17 @@ class PPOPolicy:
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
         """(B, 23) float32 unmasked action logits for (B, D) observations.
 
-        ``action_masks`` (B, 23) bool, the env's legal moves, is required by an ``obs_mask``
-        model (they are part of its input, :func:`model_input`) and ignored otherwise.
+        ``action_masks`` (B, 23) bool, the env's legal moves, is required by an ``obs_mask`` or
+        ``racer_features`` model (its input depends on them, :func:`model_input`) and ignored
+        otherwise.
 
         Raises:
-            ValueError: an ``obs_mask`` model without ``action_masks``.
+            ValueError: such a model without ``action_masks``; bad shapes.
         """
         if action_masks is None:
-            if self.options.get("obs_mask"):
-                raise ValueError("action_masks: this model takes the legal mask as input; pass it")
+            if self.options.get("obs_mask") or self.options.get("racer_features"):
+                raise ValueError("action_masks: this model's input depends on the legal mask "
+                                 "(obs_mask / racer_features); pass it")
             action_masks = np.ones((len(observations), N_ACTIONS), bool)
         return self._forward(model_input(observations, action_masks, self.options)[0])
 

@@ -105,9 +105,12 @@ def test_resume_continues_counting(run_dir, tmp_path):
     checkpoints = sorted((run_dir / "checkpoints").glob("ppo_*_steps.zip"),
                          key=lambda p: int(p.stem.split("_")[1]))
     start = int(checkpoints[-1].stem.split("_")[1])
+    # the network's input is the checkpoint's: a differing input flag is noted and ignored
     proc = _run("--total-timesteps", "1024", "--out", str(tmp_path), "--resume",
-                str(checkpoints[-1]), *TINY)
+                str(checkpoints[-1]), "--no-racer-features", *TINY)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "--racer-features on" in proc.stderr and "ignored" in proc.stderr
+    assert json.loads((tmp_path / "config.json").read_text())["racer_features"] is True
     result = json.loads((tmp_path / "eval.json").read_text())
     assert result["config"]["resumed_from_timesteps"] == start
     assert result["config"]["behaviour_cloning"] is None, "a resumed run was warm-started again"
@@ -267,6 +270,35 @@ def test_racer_features_are_the_racers_reading():
             assert term.shape == (OBS_DIM + 23 + RACER_FEATURES,) and not term[OBS_DIM:].any()
             ended += 1
     assert chosen_plays > 100 and ended > 0
+    env.close()
+
+
+def test_racer_features_refuse_bad_input():
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import RACER_FEATURES, PPOPolicy, racer_features
+
+    obs = game_observations(4)
+    masks = np.ones((4, 23), bool)
+    assert racer_features(obs[:0], masks[:0]).shape == (0, RACER_FEATURES)
+    for bad_obs, bad_masks, named in ((obs[0], masks[0], "observations"),
+                                      (obs, masks[:, :22], "action_masks"),
+                                      (obs, masks[:3], "action_masks"),
+                                      (obs, masks * 0.5, "bool")):
+        with pytest.raises(ValueError, match=named):
+            racer_features(bad_obs, bad_masks)
+    # a model whose input holds the features but not the mask still needs the mask to read
+    _, _, env = _training_env(4, 0, "greedy", obs_mask=False, racer_features=True)
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=32, seed=0, device="cpu",
+                        policy_kwargs=dict(net_arch=dict(pi=[16], vf=[16])))
+    model.spit_options = {"mask_wait": True, "obs_mask": False, "racer_features": True}
+    policy = PPOPolicy(model)
+    with pytest.raises(ValueError, match="action_masks"):
+        policy.logits(obs)
+    assert policy.logits(obs, masks).shape == (4, 23)
+    assert policy.logits(obs[:0], masks[:0]).shape == (0, 23)
+    with pytest.raises(ValueError, match="not its .policy"):
+        PPOPolicy(model.policy)
     env.close()
 
 
