@@ -81,9 +81,12 @@ def markdown(result: dict) -> str:
         m["command"],
         "```",
         "",
-        f"{m['timesteps']:,} learner decisions in all, {m['train_minutes']:.0f} min of training "
-        f"on the shared 2-core machine; network {m['net_arch']} (policy and value), "
-        f"written by `python -m experiments.ship_model` (float16 weights, no optimizer state).",
+        f"The run trained {m.get('run_timesteps', m['timesteps']):,} learner decisions in "
+        f"{m['train_minutes']:.0f} min on the shared 2-core machine (evaluations during training "
+        f"included); the shipped model is the one of {m['timesteps']:,} decisions "
+        f"({m.get('kept', 'last')} model, see `--keep-best`); network {m['net_arch']} (policy and "
+        f"value), written by `python -m experiments.ship_model` (float16 weights, no optimizer "
+        f"state).",
         "",
         "Evaluations during training (held-out deals, win rate):",
         "",
@@ -116,7 +119,9 @@ def main(argv=None) -> int:
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "bytes": path.stat().st_size,
             "command": args.command,
-            "timesteps": run["final"]["timesteps"],
+            "timesteps": run["final"]["timesteps"],  # the model evaluated: the kept one
+            "run_timesteps": run["speed"]["timesteps"],
+            "kept": (run.get("kept_model") or {}).get("kept", "last"),
             "train_minutes": args.train_minutes if args.train_minutes is not None
             else round(run["speed"]["learn_seconds"] / 60, 1),
             "net_arch": config["net_arch"],
