@@ -217,12 +217,13 @@ class ModelInput(VecEnvWrapper):
     def step_wait(self):
         """Step; the model's inputs, terminal observations included."""
         obs, rewards, dones, infos = self.venv.step_wait()
-        if self.options["obs_mask"] or self.options["racer_features"]:
-            for info in infos:
-                if "terminal_observation" in info:
-                    term = info["terminal_observation"][None, :]
-                    none = np.zeros((1, self.venv.action_space.n), bool)
-                    info["terminal_observation"] = model_input(term, none, self.options)[0][0]
+        ended = [i for i in np.flatnonzero(dones) if "terminal_observation" in infos[i]]
+        if ended and (self.options["obs_mask"] or self.options["racer_features"]):
+            # the ended rows' inputs in one call, with no legal move (an all-zero mask)
+            term = np.stack([infos[i]["terminal_observation"] for i in ended])
+            none = np.zeros((len(ended), self.venv.action_space.n), bool)
+            for i, x in zip(ended, model_input(term, none, self.options)[0], strict=True):
+                infos[i]["terminal_observation"] = x
         return self._view(obs), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:

@@ -189,12 +189,12 @@ class Duel:
         Chosen by the row's opponent's and learner seat's config; a config no state has yet gets
         a new state.
         """
-        new = [cfg for cfg in self._needed_configs()
-               if cfg not in [state.config for state in self.states]]
+        have = [state.config for state in self.states]
+        new = [cfg for cfg in self._needed_configs() if cfg not in have]
         if new:
             self._drop_unused_states()
             self.states += [core.init(cfg, self.batch_size, self._seed) for cfg in new]
-        have = [state.config for state in self.states]
+            have = [state.config for state in self.states]
         table = np.zeros((len(self._opponents), 2), np.int64)  # (opponent, seat) -> state
         for k, (_, _, configs) in enumerate(self._opponents):
             for s, cfg in configs.items():
