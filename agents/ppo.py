@@ -20,7 +20,7 @@ The input contract (:func:`model_input`): a model saved by ``experiments/train_p
 of every mask row that has another legal move (:func:`playing_masks`); with ``obs_mask`` its
 network's input is the (D,) observation followed by those (23,) masks as 0/1 floats; with
 ``racer_features`` it is followed by the racer bot's reading of each legal play
-(:func:`racer_features`, 40 floats). Training (``experiments.ppo_envs.ModelInput``) and
+(:func:`racer_features`, 40 floats). Training (``experiments.ppo.envs.ModelInput``) and
 :class:`PPOPolicy` both call :func:`model_input`.
 """
 

@@ -196,12 +196,12 @@ def bench_vec_env(config: SpitConfig, batch: int, steps: int, seed: int = 0,
     ``training``: the environment as ``experiments.train_ppo`` runs it by default: up to
     ``FORCED_WAIT_SKIPS`` forced WAITs played per step, and a learner that never WAITs while it
     has another legal move (``--mask-wait``)."""
-    from spit_env.vec_env import SpitVecEnv
+    from spit_env.envs.vec import SpitVecEnv
 
     rng = np.random.default_rng(seed)
     skips = 0
     if training:
-        from experiments.ppo_envs import FORCED_WAIT_SKIPS as skips
+        from experiments.ppo.envs import FORCED_WAIT_SKIPS as skips
     venv = SpitVecEnv(batch, opponent=opponent, config=config, seed=seed, skip_forced_waits=skips)
     venv.reset()
 

@@ -21,10 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.tournament import Player, run_games
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
-
-from .tournament import Player, run_games
 
 __all__ = ["game_statistics", "markdown_table", "main"]
 

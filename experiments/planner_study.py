@@ -30,10 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.tournament import Player, play_pairing, save_figure, wilson_interval
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
-
-from .tournament import Player, play_pairing, save_figure, wilson_interval
 
 __all__ = ["run_pairing", "study", "plot_curve", "main"]
 

@@ -8,7 +8,7 @@ The bot moves on its own latency while the clock runs; your moves land after you
 (the time before your key press) plus a small fixed motor time (``--motor-ms``). At the end the
 game shows the result and your measured latency beside the presets (expert, club, novice), and
 offers to save the replay (a JSON record and an HTML page, as ``experiments.replay`` writes).
-How time works, idle ticks and compulsory slaps: ``experiments/realtime.py``.
+How time works, idle ticks and compulsory slaps: ``experiments/realtime/engine.py``.
 
 Keys (columns = your five stock places, left to right)::
 
@@ -79,10 +79,10 @@ def main(argv=None):
     """Command-line entry point: play, then print the result and reaction times."""
     args = _parse_args(argv)
     try:
-        from experiments.play_tui import PlayApp, summary_lines
+        from experiments.realtime.tui import PlayApp, summary_lines
     except ImportError as err:
         sys.exit(f"error: the terminal game needs Textual ({err}); install it with: pip install -e \".[play]\"")
-    from experiments.realtime import RealtimeGame
+    from experiments.realtime.engine import RealtimeGame
 
     seed = args.seed if args.seed is not None else int(datetime.now().timestamp()) % 1_000_000
     game = RealtimeGame(args.opponent, human_seat=args.seat, motor_ms=args.motor_ms, tick_ms=args.tick_ms,

@@ -15,7 +15,7 @@ A player is what the tournament takes: a registered bot name ("racer"), a profil
 The JSON record (``spit_env.replay``, schema version 1) holds the config, seed, game id, deal,
 every step's actions, events and snapshot, and the outcome; ``--load`` reads one back, checks that
 the core rebuilds every recorded state from it (``--no-check`` skips that), and draws it again.
-The HTML page (``spit_env.replay_html``) is one self-contained file that opens offline.
+The HTML page (``spit_env.replay.html``) is one self-contained file that opens offline.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from spit_env import core, replay
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 from spit_env.policy import call_policy
-from spit_env.replay_html import write_html
+from spit_env.replay.html import write_html
 
 __all__ = ["play_game", "player_error", "main"]
 

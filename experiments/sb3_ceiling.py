@@ -93,7 +93,7 @@ def record_bank(args, steps: int, seed: int):
     uniformly random learner over the playing masks: (obs, masks, rewards, dones) arrays."""
     from sb3_contrib.common.maskable.utils import get_action_masks
 
-    from experiments.ppo_envs import make_training_env
+    from experiments.ppo.envs import make_training_env
     from spit_env.policy import uniform_legal_actions
 
     _, _, env = make_training_env(

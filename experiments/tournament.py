@@ -34,7 +34,7 @@ given its seat's latency.
 generators with (seed, seat, k) -- chunk 0 with (seed, seat), as a pairing played in one piece --
 so a job's games depend only on the job, never on where or in which order it runs. The local run
 plays the jobs one after another; ``--ray [ADDRESS]`` runs each as a Ray task
-(``experiments/ray_tournament.py``; a local Ray on 127.0.0.1 by default, a cluster by its
+(``experiments/cluster/tasks.py``; a local Ray on 127.0.0.1 by default, a cluster by its
 address) and the table is the same, number for number. A smaller ``--chunk`` spreads a long
 pairing over more CPUs (for the same seed, a different chunk size gives other random draws).
 
@@ -447,7 +447,7 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
 
     The pairings' jobs (chunks of ``chunk`` deals, None: one per seat order; see
     :func:`pairing_jobs`) go to ``runner`` all at once (None: played here one after another;
-    ``experiments.ray_tournament.run_jobs_on_ray``: as Ray tasks). The result does not depend
+    ``experiments.cluster.tasks.run_jobs_on_ray``: as Ray tasks). The result does not depend
     on the runner.
 
     Returns:
@@ -665,7 +665,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
     if args.ray_cpus is not None and args.ray_cpus < 1:
         p.error("--ray-cpus must be >= 1")
     if args.ray is not None:
-        from experiments.ray_connect import parse_address
+        from experiments.cluster.connect import parse_address
 
         try:
             parse_address(args.ray)
@@ -703,8 +703,8 @@ def main(argv=None) -> dict:
     args = _parse_args(argv)
     if args.ray is None:
         return _main(args, None)
-    from experiments.ray_connect import RayConnectError, RayMissingError, ray_session
-    from experiments.ray_tournament import run_jobs_on_ray
+    from experiments.cluster.connect import RayConnectError, RayMissingError, ray_session
+    from experiments.cluster.tasks import run_jobs_on_ray
 
     try:
         with ray_session(args.ray, num_cpus=args.ray_cpus):

@@ -9,9 +9,9 @@
 
 The script reads top to bottom: the arguments (:class:`Args`), their validation
 (:func:`validate`), the run (:func:`train`) and the command line (:func:`main`). The pieces it
-puts together live beside it: ``experiments.ppo_envs`` (the VecEnv stack), ``ppo_schedule``
-(curriculum, self-play pool, evaluations during training), ``ppo_eval`` (evaluation, plot,
-table) and ``ppo_warm_start`` (behaviour cloning); the model's input contract is
+puts together live in ``experiments/ppo/``: ``envs`` (the VecEnv stack), ``schedule``
+(curriculum, self-play pool, evaluations during training), ``evaluation`` (evaluation, plot,
+table), ``warm_start`` (behaviour cloning) and ``progress``; the model's input contract is
 ``agents.ppo.model_input``.
 
 The learner plays many games at once in one process (``SpitVecEnv``: one VecEnv step = one learner
@@ -40,7 +40,7 @@ plays fixed duplicate deals (each deal twice, seats swapped) against each ``--ev
 bot with the tournament's match runner, at the latency of ``--eval-latency`` for both seats.
 The evaluations during training play other deals (``--eval-during-seed``); with ``--keep-best``
 the model that scores best on them is kept instead of the last one. Progress shows as SB3's bar on
-a terminal and as plain lines otherwise (``experiments.ppo_progress``).
+a terminal and as plain lines otherwise (``experiments.ppo.progress``).
 
 Learning at the default settings rests on five choices (measured; see each field's help):
 
@@ -422,16 +422,16 @@ def train(args: Args) -> dict:
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
     from agents.ppo import input_options, load_model
-    from experiments.ppo_envs import make_training_env
-    from experiments.ppo_eval import (
+    from experiments.ppo.envs import make_training_env
+    from experiments.ppo.evaluation import (
         evaluate,
         plot_learning_curve,
         print_table,
         resolve_eval_opponents,
     )
-    from experiments.ppo_progress import progress_callback
-    from experiments.ppo_schedule import OpponentSchedule, ScheduleCallback, stage_label
-    from experiments.ppo_warm_start import behaviour_clone, collect_teacher_data
+    from experiments.ppo.progress import progress_callback
+    from experiments.ppo.schedule import OpponentSchedule, ScheduleCallback, stage_label
+    from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data
     from spit_env.policy import make_policy
 
     torch.set_num_threads(args.torch_threads)

@@ -137,7 +137,7 @@ def validate(args: Args) -> None:
     Raises:
         ArgumentError: naming the argument and what is allowed.
     """
-    from experiments.ray_connect import parse_address
+    from experiments.cluster.connect import parse_address
     from spit_env.config import SpitConfig
     from spit_env.latency import Latency
     from spit_env.policy import parse_profile, registered_policies
@@ -337,8 +337,8 @@ def train(args: Args) -> dict:
     import torch
     from tqdm import tqdm
 
-    from experiments.ray_connect import ray_session
-    from experiments.ray_tournament import run_jobs_on_ray
+    from experiments.cluster.connect import ray_session
+    from experiments.cluster.tasks import run_jobs_on_ray
     from spit_env.config import SpitConfig
     from spit_env.latency import Latency
 
@@ -426,7 +426,7 @@ def main(argv=None) -> int:
     import tyro
 
     from agents.rllib import RayMissingError
-    from experiments.ray_connect import RayConnectError
+    from experiments.cluster.connect import RayConnectError
 
     args = tyro.cli(Args, args=argv, prog="python -m experiments.train_rllib",
                     description=__doc__.split("\n\n")[0])

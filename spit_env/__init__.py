@@ -23,10 +23,10 @@ from __future__ import annotations
 import gymnasium
 
 from .config import SpitConfig
-from .gym_env import SpitGymEnv
+from .envs.gym import SpitGymEnv
+from .envs.parallel import SpitAECEnv, SpitParallelEnv, env, parallel_env
 from .latency import Latency
 from .observation import ObservationView, read_observation
-from .parallel_env import SpitAECEnv, SpitParallelEnv, env, parallel_env
 from .policy import Policy, make_policy, parse_profile, register_policy, registered_policies
 from .render import render_text
 
@@ -54,14 +54,14 @@ __all__ = [
 GYM_ID = "Spit-v0"
 
 if GYM_ID not in gymnasium.registry:
-    gymnasium.register(id=GYM_ID, entry_point="spit_env.gym_env:SpitGymEnv")
+    gymnasium.register(id=GYM_ID, entry_point="spit_env.envs.gym:SpitGymEnv")
 
 
 def __getattr__(name: str):
     # SpitVecEnv subclasses stable-baselines3's VecEnv; SB3 is an optional dependency ([train]),
     # so it is imported only when asked for.
     if name == "SpitVecEnv":
-        from .vec_env import SpitVecEnv
+        from .envs.vec import SpitVecEnv
 
         return SpitVecEnv
     raise AttributeError(f"module 'spit_env' has no attribute {name!r}")

@@ -265,9 +265,9 @@ def check_environments(config=None, *, opponent=None, num_cycles: int = 1000, se
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
     from .config import check_config
-    from .gym_env import SpitGymEnv
-    from .parallel_env import env, parallel_env
-    from .vec_env import SpitVecEnv
+    from .envs.gym import SpitGymEnv
+    from .envs.parallel import env, parallel_env
+    from .envs.vec import SpitVecEnv
 
     config = check_config(config)
     unmasked = config.replace(illegal_action="wait")  # for the checkers that ignore the mask
@@ -360,9 +360,9 @@ def _check_illegal_actions(config, opponent, seed: int, num_envs: int) -> None:
     """One illegal action per view, a few decisions into a game (see check_environments)."""
     import copy
 
-    from .gym_env import SpitGymEnv
-    from .parallel_env import env, parallel_env
-    from .vec_env import SpitVecEnv
+    from .envs.gym import SpitGymEnv
+    from .envs.parallel import env, parallel_env
+    from .envs.vec import SpitVecEnv
 
     raising = config.illegal_action == "raise"
     rng = np.random.default_rng(seed)

@@ -30,9 +30,9 @@ from spit_env.render import card_name, render_text
 from spit_env.testing import check_environments
 
 # spit_env.parallel_env is also the name of the constructor function, hence import_module.
-parallel_env = importlib.import_module("spit_env.parallel_env")
-gym_env = importlib.import_module("spit_env.gym_env")
-vec_env = importlib.import_module("spit_env.vec_env")
+parallel_env = importlib.import_module("spit_env.envs.parallel")
+gym_env = importlib.import_module("spit_env.envs.gym")
+vec_env = importlib.import_module("spit_env.envs.vec")
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "ENVIRONMENTS.md").read_text()
 

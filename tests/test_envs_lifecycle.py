@@ -35,7 +35,8 @@ from hypothesis.stateful import (
 )
 
 import spit_env
-from spit_env import Latency, SpitConfig, SpitGymEnv, SpitVecEnv, core, rules, streams, vec_env
+from spit_env import Latency, SpitConfig, SpitGymEnv, SpitVecEnv, core, rules, streams
+from spit_env.envs import vec as vec_env
 from spit_env.policy import uniform_legal, uniform_legal_actions
 from spit_env.testing import check_invariants
 

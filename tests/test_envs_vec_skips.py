@@ -1,4 +1,4 @@
-"""The learner-versus-opponent engine (``spit_env.duel``, under SpitVecEnv) skips what needs no
+"""The learner-versus-opponent engine (``spit_env.envs.duel``, under SpitVecEnv) skips what needs no
 decision: the opponent policy is asked only for decisions with a choice, forced WAITs while the
 other seat's move is in flight are jumped over (``core.fast_forward``), and ``skip_forced_waits``
 plays the learner's forced WAITs inside the same call. None of it may change the game: with an

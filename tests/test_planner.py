@@ -217,8 +217,8 @@ def test_same_generator_same_decisions_and_no_plan_when_only_wait_is_legal():
 
 def test_planner_is_a_behaviour_cloning_teacher():
     pytest.importorskip("sb3_contrib")
-    from experiments.ppo_envs import make_training_env
-    from experiments.ppo_warm_start import collect_teacher_data
+    from experiments.ppo.envs import make_training_env
+    from experiments.ppo.warm_start import collect_teacher_data
 
     # a profile opponent with another latency and a random learner seat: two core states
     _, _, env = make_training_env(num_envs=8, groups=2, opponent="greedy@expert", seed=1,
@@ -272,7 +272,7 @@ def test_planner_study_workers_play_a_trained_model():
 
 
 def test_planner_plays_in_replays_and_against_a_human():
-    from experiments.realtime import RealtimeGame
+    from experiments.realtime.engine import RealtimeGame
     from experiments.replay import play_game
     from spit_env import replay
 

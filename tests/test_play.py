@@ -1,5 +1,5 @@
-"""The terminal game: the real-time engine (experiments/realtime.py) driven by a fake clock, and the
-Textual app (experiments/play_tui.py) driven headless by Textual's own test pilot with scripted
+"""The terminal game: the real-time engine (experiments/realtime/engine.py) driven by a fake clock, and the
+Textual app (experiments/realtime/tui.py) driven headless by Textual's own test pilot with scripted
 key presses. Time is the fake clock's: nothing here sleeps or reads the wall clock."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from browser_helpers import chromium, screenshot_folder, svg_to_png
 from helpers import build_deal
 
 import agents
-from experiments.realtime import RealtimeGame, reaction_summary
+from experiments.realtime.engine import RealtimeGame, reaction_summary
 from spit_env import core, replay, rules
 from spit_env.reference import RandomSource
 
 textual = pytest.importorskip("textual", reason="the terminal game needs Textual: pip install -e '.[play]'")
-from experiments.play_tui import KEYMAP, PlayApp, key_action, summary_lines  # noqa: E402
+from experiments.realtime.tui import KEYMAP, PlayApp, key_action, summary_lines  # noqa: E402
 
 
 def _human_moves(record, seat=0):
@@ -185,7 +185,7 @@ def test_a_human_that_does_not_slap_gets_the_cores_slap_after_the_timeout():
 
 
 def test_reaction_summary_sets_the_human_beside_the_presets():
-    from experiments.realtime import Reaction
+    from experiments.realtime.engine import Reaction
 
     fast = [Reaction(1, 0, 0, r) for r in (250, 280, 300, 320, 350)]
     summary = reaction_summary(fast, motor_ms=50)
@@ -328,7 +328,7 @@ def test_the_table_on_screen_and_a_screenshot(tmp_path, tmp_path_factory):
             table = str(app.query_one("#table").render())
             assert game.busy() and "lands in" in table
             snap = game.snapshot
-            from spit_env.replay_html import card_label
+            from spit_env.replay.html import card_label
 
             for c in (0, 1):
                 if snap["centre"][c]:

@@ -1,7 +1,7 @@
 """Ray: RLlib training, the trained policy as a bot, the tournament as Ray tasks, a head node.
 
 Every Ray here runs on the loopback address and is stopped by the test that started it: a local
-Ray started in-process (``experiments.ray_connect.ray_session``), the scripts' own local Ray in
+Ray started in-process (``experiments.cluster.connect.ray_session``), the scripts' own local Ray in
 their subprocess, and one head node started with ``ray start --head`` on 127.0.0.1 and stopped
 by its session's process ids (never ``ray stop``, which would stop every Ray on the machine).
 Sizes are toy sizes: a few RLlib iterations of a few hundred steps, 20 deals.
@@ -269,8 +269,8 @@ def test_bad_argument_fails_naming_it(args, named, tmp_path):
 
 # --- the tournament on Ray ---------------------------------------------------------------------
 def test_ray_tournament_equals_the_local_one():
-    from experiments.ray_connect import ray_session
-    from experiments.ray_tournament import run_jobs_on_ray
+    from experiments.cluster.connect import ray_session
+    from experiments.cluster.tasks import run_jobs_on_ray
 
     players = ["random", "greedy@expert"]
     kw = dict(seed=4, chunk=7, batch_size=8, show_progress=False)  # 20 deals: chunks 7, 7, 6

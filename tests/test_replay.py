@@ -1,4 +1,4 @@
-"""Replay records (spit_env.replay), their HTML page (spit_env.replay_html) and the replay script:
+"""Replay records (spit_env.replay), their HTML page (spit_env.replay.html) and the replay script:
 the record rebuilds every state through the core, bad files get clear errors, and what the page
 shows beyond the snapshots (moves, races, marks) agrees with the events."""
 
@@ -17,7 +17,7 @@ from helpers import build_deal
 from experiments.replay import main as replay_main
 from experiments.replay import play_game
 from spit_env import SpitConfig, core, replay, rules
-from spit_env.replay_html import card_label, marks_of, moves_of, replay_html, write_html
+from spit_env.replay.html import card_label, marks_of, moves_of, replay_html, write_html
 
 GAMES = [  # (players, config, seed, game): bots, profiles, other rules
     (("racer", "greedy@expert"), SpitConfig(), 7, 0),

@@ -19,7 +19,7 @@ from browser_helpers import chromium, screenshot_folder
 
 from experiments.replay import play_game
 from spit_env import replay
-from spit_env.replay_html import card_label, moves_of, write_html
+from spit_env.replay.html import card_label, moves_of, write_html
 
 
 @pytest.fixture(scope="module")

@@ -127,7 +127,7 @@ def test_ship_model_writes_a_small_file_that_plays_the_same(tmp_path):
     from sb3_contrib import MaskablePPO
 
     from agents.ppo import PPOPolicy, load_model
-    from experiments.ppo_envs import make_training_env
+    from experiments.ppo.envs import make_training_env
     from experiments.ship_model import main
     from spit_env.rules import N_ACTIONS, OBS_DIM
 

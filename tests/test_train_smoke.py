@@ -166,7 +166,7 @@ def test_keep_best_needs_held_out_deals(tmp_path):
 def test_progress_line_reports_rate_elapsed_eta_and_the_last_evaluation():
     import io
 
-    from experiments.ppo_progress import ProgressLines, progress_callback
+    from experiments.ppo.progress import ProgressLines, progress_callback
 
     lines = ProgressLines(1_000_000, 50_000, latest_eval=lambda: (200_000, {"racer": 0.4712}))
     text = lines.line(250_000, 100.0)
@@ -206,7 +206,7 @@ def test_model_without_mask_input_still_plays(tmp_path):
 
 
 def _training_env(num_envs, seed, opponent, **options):
-    from experiments.ppo_envs import make_training_env
+    from experiments.ppo.envs import make_training_env
 
     kw = dict(num_envs=num_envs, groups=1, opponent=opponent, seed=seed, learner_seat="random",
               reward="round", episode="game", shaping=0.0, skip_forced_waits=True,
@@ -327,7 +327,7 @@ def test_behaviour_cloning_fits_the_teacher():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from experiments.ppo_warm_start import behaviour_clone, collect_teacher_data
+    from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data
     from spit_env.policy import make_policy
 
     torch.set_num_threads(1)
@@ -374,7 +374,7 @@ def test_bad_argument_fails_naming_it(args, named, tmp_path):
 def test_truncation_reward_and_opponent_groups():
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
-    from experiments.ppo_envs import OpponentGroups, TruncationReward
+    from experiments.ppo.envs import OpponentGroups, TruncationReward
     from spit_env import SpitConfig, SpitVecEnv
     from spit_env.policy import uniform_legal_actions
 
@@ -407,7 +407,7 @@ def test_truncation_reward_and_opponent_groups():
 
 
 def test_league_weighting_gives_more_rows_to_the_opponents_the_agent_loses_to():
-    from experiments.ppo_schedule import OpponentSchedule, loss_weights
+    from experiments.ppo.schedule import OpponentSchedule, loss_weights
 
     w = loss_weights([0.9, 0.5, 0.3, 1.0])
     assert w[0] < w[1] < w[2] and w[3] > 0  # more weight the more it loses; nobody left out

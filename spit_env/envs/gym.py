@@ -1,7 +1,7 @@
 """Gymnasium single-agent environment: a learner in one seat against an opponent policy.
 
 ``gymnasium.make("Spit-v0", opponent="greedy", ...)`` or ``SpitGymEnv(...)``. One game: a
-:class:`spit_env.duel.Duel` of batch size 1 over the batched core (``core.py``).
+:class:`spit_env.envs.duel.Duel` of batch size 1 over the batched core (``core.py``).
 
 One env step = one learner decision. The learner's action goes into the next decision epoch with
 the opponent's (chosen by the opponent policy); then, while the learner's move is in flight
@@ -17,7 +17,7 @@ as WAIT and reported as an ``illegal`` event).
 Rewards (``reward=``, default "game"), episodes (``episode=``, default "game"), ``shaping``
 (default 0), opponents (a registered policy name, a profile "name@latency" or a Policy callable)
 and ``learner_seat`` (0, 1 or "random", drawn at every reset) are those of
-:mod:`spit_env.duel`, the same for ``SpitVecEnv``.
+:mod:`spit_env.envs.duel`, the same for ``SpitVecEnv``.
 
 Auto-reset: none (Gymnasium's rules: call ``reset()`` after the end). ``info`` holds
 ``"events"`` (every event of the core steps this env step ran, docs/RULES.md "Events") and
@@ -39,11 +39,11 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .config import SpitConfig
+from ..config import SpitConfig
+from ..render import RENDER_MODES, check_render_mode, render
+from ..rules import N_ACTIONS, OBS_DIM, check_action, reset_deal
+from ..streams import next_game
 from .duel import Duel
-from .render import RENDER_MODES, check_render_mode, render
-from .rules import N_ACTIONS, OBS_DIM, check_action, reset_deal
-from .streams import next_game
 
 __all__ = ["SpitGymEnv"]
 
@@ -58,7 +58,7 @@ class SpitGymEnv(gymnasium.Env):
         learner_seat: 0, 1 or "random" (default, drawn at every reset).
         render_mode: None, "ansi" or "human".
         reward: "game" or "round". shaping: float. episode: "game" or "round" (see
-            :mod:`spit_env.duel`).
+            :mod:`spit_env.envs.duel`).
 
     Raises:
         ValueError: any bad argument (the message names it and the allowed values).

@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import core
-from .checks import check_choice, check_int, check_number
-from .config import SpitConfig, check_config
-from .policy import apply_profile, call_policy
-from .rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS_DIM, WAIT, check_legal
+from .. import core
+from ..checks import check_choice, check_int, check_number
+from ..config import SpitConfig, check_config
+from ..policy import apply_profile, call_policy
+from ..rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS_DIM, WAIT, check_legal
 
 __all__ = ["Duel", "REWARDS", "EPISODES", "LEARNER_SEATS", "check_options"]
 

@@ -1,4 +1,4 @@
-"""The terminal game: a Textual app around :class:`experiments.realtime.RealtimeGame`.
+"""The terminal game: a Textual app around :class:`experiments.realtime.engine.RealtimeGame`.
 
 Imported only by ``experiments/play.py`` (and its tests): Textual is an optional dependency (the
 ``[play]`` extra). The app draws the table as cards, maps keys to moves, runs the game against the
@@ -16,9 +16,9 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from experiments.realtime import RealtimeGame, reaction_summary
+from experiments.realtime.engine import RealtimeGame, reaction_summary
 from spit_env import replay, rules
-from spit_env.replay_html import card_label, write_html
+from spit_env.replay.html import card_label, write_html
 
 __all__ = ["PlayApp", "KEYMAP", "key_action", "summary_lines"]
 

@@ -7,9 +7,9 @@ opponent when rows play different ones: :meth:`SpitVecEnv.set_opponent` with ``i
 One VecEnv step = one learner decision in every row. The learner's actions go into the next
 decision epoch; then, in the rows where the learner is busy (its move in flight, D7), the core
 steps only those rows (``core.step(rows=...)``) with the opponent deciding, until every live
-row has its learner free again (or its episode ended): a :class:`spit_env.duel.Duel` of
+row has its learner free again (or its episode ended): a :class:`spit_env.envs.duel.Duel` of
 ``num_envs`` games. Rewards, episodes and the options ``opponent``, ``learner_seat``, ``reward``,
-``shaping``, ``episode`` are the Duel's (``spit_env.duel``), as in ``SpitGymEnv``; the learner
+``shaping``, ``episode`` are the Duel's (``spit_env.envs.duel``), as in ``SpitGymEnv``; the learner
 seat "random" is drawn per row at every reset.
 
 Spaces: observation ``Box(0, 1, (D,), float32)``, action ``Discrete(23)``; ``action_masks()`` ->
@@ -62,12 +62,12 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .checks import check_int, is_int
-from .config import SpitConfig
+from ..checks import check_int, is_int
+from ..config import SpitConfig
+from ..render import check_render_mode, render_text
+from ..rules import N_ACTIONS, OBS_DIM, reset_deal
+from ..streams import check_seed, os_seed
 from .duel import Duel
-from .render import check_render_mode, render_text
-from .rules import N_ACTIONS, OBS_DIM, reset_deal
-from .streams import check_seed, os_seed
 
 __all__ = ["SpitVecEnv"]
 

@@ -2,7 +2,7 @@
 
 From the inside out (:func:`make_training_env` builds it)::
 
-    SpitVecEnv            num_envs games; each row may play its own opponent (spit_env.vec_env)
+    SpitVecEnv            num_envs games; each row may play its own opponent (spit_env.envs.vec)
     TruncationReward      a truncated game scores ``reward`` for the learner
     OpponentGroups        the rows split into groups, each group with its opponent
     EnvTimer              the seconds spent inside the environment
@@ -23,8 +23,8 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecMonitor
 
 from agents.ppo import input_size, model_input, playing_masks
+from spit_env.envs.vec import SpitVecEnv
 from spit_env.policy import parse_profile
-from spit_env.vec_env import SpitVecEnv
 
 __all__ = [
     "FORCED_WAIT_SKIPS",

@@ -16,7 +16,7 @@ __all__ = ["collect_teacher_data", "behaviour_clone"]
 def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Generator):
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
-    ``env`` is a training env (``experiments.ppo_envs.make_training_env``), so the recorded
+    ``env`` is a training env (``experiments.ppo.envs.make_training_env``), so the recorded
     inputs and masks are what the model sees (the first D entries of an input are the plain
     observation, which the teacher reads). The teacher's moves that the model's mask forbids
     (a bot may WAIT on purpose where ``mask_wait`` does not let the model) are played but not

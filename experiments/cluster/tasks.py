@@ -6,7 +6,7 @@ once; the progress callback hears of each task's games as the task finishes. A j
 only on the job (its game ids and policy stream), so the table is the local run's, number for
 number, whatever the number of nodes or the order in which tasks finish.
 
-Ray must already be initialised (``experiments.ray_connect.ray_session``). Players given by a
+Ray must already be initialised (``experiments.cluster.connect.ray_session``). Players given by a
 path (a trained model, an RLlib checkpoint) are loaded by the task on its node: on a cluster the
 path must be readable there too (a shared filesystem).
 """
@@ -41,7 +41,7 @@ def run_jobs_on_ray(jobs: list, run_one: Callable, progress: Callable[[int], Non
     import ray
 
     if not ray.is_initialized():
-        raise RuntimeError("Ray is not initialised: use experiments.ray_connect.ray_session")
+        raise RuntimeError("Ray is not initialised: use experiments.cluster.connect.ray_session")
     if not jobs:
         return []
     task = ray.remote(num_cpus=num_cpus, max_retries=0)(_play)

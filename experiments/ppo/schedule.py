@@ -2,7 +2,7 @@
 pool), the evaluations and the learning curve (used by ``experiments.train_ppo``).
 
 :class:`OpponentSchedule` holds that state and acts on the row groups of the training env
-(``experiments.ppo_envs.OpponentGroups``); :class:`ScheduleCallback` calls it from SB3's
+(``experiments.ppo.envs.OpponentGroups``); :class:`ScheduleCallback` calls it from SB3's
 training loop.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.ppo import PPOPolicy
-from experiments.ppo_envs import OpponentGroups, split_groups
+from experiments.ppo.envs import OpponentGroups, split_groups
 
 __all__ = ["Stage", "stage_label", "OpponentSchedule", "ScheduleCallback", "LEAGUE_WEIGHTINGS",
            "loss_weights"]

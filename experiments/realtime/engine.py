@@ -43,7 +43,7 @@ from spit_env import core, replay, rules
 from spit_env.config import SpitConfig
 from spit_env.latency import PRESETS, Latency
 from spit_env.policy import call_policy
-from spit_env.replay_html import card_label
+from spit_env.replay.html import card_label
 
 __all__ = ["RealtimeGame", "Reaction", "reaction_summary", "HUMAN"]
 

@@ -25,8 +25,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from . import rules
-from .replay import validate
+from .. import rules
+from .record import validate
 
 __all__ = ["replay_html", "write_html", "moves_of", "marks_of", "card_label", "SUIT_SYMBOLS"]
 
@@ -235,7 +235,7 @@ def _view(record: dict) -> dict:
 
 
 def _resource(name: str) -> str:
-    return resources.files(__package__).joinpath("replay_page", name).read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath("page", name).read_text(encoding="utf-8")
 
 
 def _script_json(data) -> str:

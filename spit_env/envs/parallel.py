@@ -43,12 +43,12 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
-from . import core
-from .checks import check_choice
-from .config import SpitConfig, check_config
-from .render import RENDER_MODES, check_render_mode, render
-from .rules import N_ACTIONS, OBS_DIM, check_action, check_legal, reset_deal
-from .streams import next_game
+from .. import core
+from ..checks import check_choice
+from ..config import SpitConfig, check_config
+from ..render import RENDER_MODES, check_render_mode, render
+from ..rules import N_ACTIONS, OBS_DIM, check_action, check_legal, reset_deal
+from ..streams import next_game
 
 __all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "AGENTS"]
 

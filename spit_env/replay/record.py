@@ -54,8 +54,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import core, rules
-from .config import SpitConfig
+from .. import core, rules
+from ..config import SpitConfig
 
 __all__ = [
     "SCHEMA",

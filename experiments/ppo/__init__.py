@@ -1,0 +1,5 @@
+"""The pieces of ``experiments.train_ppo``.
+
+``envs`` (the training VecEnv stack), ``schedule``
+(curriculum, self-play pool, evaluations during training), ``evaluation`` (evaluation, learning
+curve, table), ``warm_start`` (behaviour cloning) and ``progress`` (progress lines)."""

@@ -1,0 +1,23 @@
+"""The environments: views of the batched core for PettingZoo, Gymnasium and stable-baselines3.
+
+``duel`` is the learner-versus-opponent engine that the single-agent views share; the views are
+siblings over it (and over the core): ``parallel`` (PettingZoo ParallelEnv and AEC env),
+``gym`` (Gymnasium ``Spit-v0``) and ``vec`` (the SB3 VecEnv, imported lazily: it needs
+stable-baselines3, the ``[train]`` extra).
+"""
+
+from __future__ import annotations
+
+from .gym import SpitGymEnv
+from .parallel import AGENTS, SpitAECEnv, SpitParallelEnv, env, parallel_env
+
+__all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "AGENTS", "SpitGymEnv",
+           "SpitVecEnv"]
+
+
+def __getattr__(name: str):
+    if name == "SpitVecEnv":
+        from .vec import SpitVecEnv
+
+        return SpitVecEnv
+    raise AttributeError(f"module 'spit_env.envs' has no attribute {name!r}")
