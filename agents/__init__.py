@@ -23,11 +23,10 @@ rllib      an RLlib PPO checkpoint (``agents.rllib``; ``agents.make("rllib", pat
 
 from __future__ import annotations
 
+from agents.heuristics import ChainBot, GreedyBot, RacerBot, RandomBot, read_table
+from agents.planner import PROFILES as PLANNER_PROFILES
+from agents.planner import PlannerBot
 from spit_env.policy import make_policy, registered_policies
-
-from .heuristics import ChainBot, GreedyBot, RacerBot, RandomBot, read_table
-from .planner import PROFILES as PLANNER_PROFILES
-from .planner import PlannerBot
 
 __all__ = ["make", "BOTS", "RandomBot", "GreedyBot", "ChainBot", "RacerBot", "read_table",
            "registered_policies", "PlannerBot", "PLANNER_PROFILES"]

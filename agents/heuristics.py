@@ -1,12 +1,13 @@
 """Heuristic Spit bots, batched: each maps ``(observations (B, D) float32, action_masks (B, A) bool,
 rng)`` to ``(B,) int64`` legal action ids, with array operations only (no per-game Python loop).
 
-Every bot reads only the observation (layout ``spit_env.rules.OBS``) and the mask, so it plays
-either seat of any adapter. Pile indices are egocentric (0 = own centre pile, 1 = opponent's);
-the opponent's move in flight is shown in the opponent's own egocentric ids, so its pile ``c``
-is our pile ``1 - c``.
+Every bot reads only the observation (layout ``spit_env.rules.OBSERVATION``, decoded by
+``spit_env.read_observation``: :class:`TableView` holds the fields the bots use, under the same
+names) and the mask, so it plays either seat of any adapter. Pile indices are egocentric (0 =
+own centre pile, 1 = opponent's); the opponent's move in flight is shown in the opponent's own
+egocentric ids, so its pile ``c`` is our pile ``1 - c``.
 
-The bots, weakest first (measured by ``experiments.tournament``):
+The bots, weakest first (measured by ``python -m experiments.tournament``):
 
 * :class:`RandomBot` (``"random"``): uniformly random among all legal moves, WAIT included. In
   the play phase WAIT is always legal, so it idles often (the D17 stall timeout ends the idling); it is the floor, not a model of a person.
@@ -36,7 +37,7 @@ All bots are deterministic given the generator (ties among equally good moves ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -90,47 +91,47 @@ def _check_inputs(observations, action_masks) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class TableView:
-    """The parts of a batch of observations the bots use, decoded (all (B, ...) arrays).
+    """The fields of a batch of observations the bots use, decoded (all (B, ...) arrays).
+
+    A subset of ``spit_env.observation.ObservationView`` under the same names (the fields of
+    ``rules.OBSERVATION``; self = the deciding seat, opp = its opponent, centre pile 0 = own).
 
     Attributes:
         phase: (B,) int64 rules.PHASE_*.
-        my_rank / opp_rank: (B, S) int64 rank 1-13 of each face-up stock top, 0 if none.
-        my_height / opp_height: (B, S) int64 cards in each stock place.
-        centre_rank: (B, 2) int64 rank of each egocentric centre pile's top, 0 if empty.
+        self_stock_top_rank / opp_stock_top_rank: (B, S) int64 rank 1-13 of each face-up stock
+            top, 0 if none.
+        self_stock_height / opp_stock_height: (B, S) int64 cards in each stock place.
+        centre_top_rank: (B, 2) int64 rank of each egocentric centre pile's top, 0 if empty.
         centre_size: (B, 2) int64 cards in each egocentric centre pile.
-        opp_busy: (B,) bool; opp_time_ms: (B,) float64 ms until its move lands (clipped at
-            1000 ms by the observation); opp_action: (B,) int64 its move in flight in its own
-            egocentric ids, -1 if none or not shown.
+        opp_busy: (B,) bool, the opponent has a move in flight.
+        opp_time_to_land: (B,) float64 ms until that move lands (clipped at 1000 ms by the
+            observation, 0 when free).
+        opp_move_in_flight: (B,) int64 that move in the opponent's own egocentric ids, -1 if
+            none or not shown (``config.observe_opponent_move``).
     """
 
     phase: np.ndarray
-    my_rank: np.ndarray
-    opp_rank: np.ndarray
-    my_height: np.ndarray
-    opp_height: np.ndarray
-    centre_rank: np.ndarray
+    self_stock_top_rank: np.ndarray
+    opp_stock_top_rank: np.ndarray
+    self_stock_height: np.ndarray
+    opp_stock_height: np.ndarray
+    centre_top_rank: np.ndarray
     centre_size: np.ndarray
     opp_busy: np.ndarray
-    opp_time_ms: np.ndarray
-    opp_action: np.ndarray
+    opp_time_to_land: np.ndarray
+    opp_move_in_flight: np.ndarray
+
+
+_VIEW_FIELDS = tuple(f.name for f in fields(TableView))
 
 
 def read_table(observations: np.ndarray) -> TableView:
-    """Decode a (B, D) float32 observation batch (layout rules.OBS) into a :class:`TableView`
-    (the fields the bots use, from the public decoder ``spit_env.read_observation``)."""
-    v = read_observation(observations)
-    return TableView(
-        phase=v.phase,
-        my_rank=v.self_stock_top_rank,
-        opp_rank=v.opp_stock_top_rank,
-        my_height=v.self_stock_height,
-        opp_height=v.opp_stock_height,
-        centre_rank=v.centre_top_rank,
-        centre_size=v.centre_size,
-        opp_busy=v.opp_busy,
-        opp_time_ms=v.opp_time_to_land,
-        opp_action=v.opp_move_in_flight,
-    )
+    """Decode a (B, D) float32 observation batch (layout rules.OBSERVATION) into a TableView.
+
+    The fields the bots use, as the public decoder ``spit_env.read_observation`` gives them.
+    """
+    view = read_observation(observations)
+    return TableView(**{name: getattr(view, name) for name in _VIEW_FIELDS})
 
 
 def _neighbour_tables(adjacent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -238,9 +239,10 @@ class ChainBot:
     # --- shared pieces --------------------------------------------------------------------------
     def _after_play(self, view: TableView) -> np.ndarray:
         """(B, S, 2, 2) int64: ``[b, s, c, p]`` is the rank on top of pile p after PLAY(s, c)."""
-        b = view.my_rank.shape[0]
-        new_top = np.broadcast_to(view.centre_rank[:, None, None, :], (b, N_STOCKS, 2, 2)).copy()
-        card = np.broadcast_to(view.my_rank[:, :, None], (b, N_STOCKS, 2))
+        b = view.self_stock_top_rank.shape[0]
+        new_top = np.broadcast_to(view.centre_top_rank[:, None, None, :],
+                                  (b, N_STOCKS, 2, 2)).copy()
+        card = np.broadcast_to(view.self_stock_top_rank[:, :, None], (b, N_STOCKS, 2))
         for c in range(2):
             new_top[:, :, c, c] = card[:, :, c]
         return new_top
@@ -280,13 +282,13 @@ class ChainBot:
     def play_scores(self, view: TableView) -> np.ndarray:
         """(B, S, 2) float64 score of each PLAY(s, c) (meaningful only where it is legal)."""
         new_top = self._after_play(view)
-        follow = self._follow_count(view.my_rank, new_top, exclude_self=True)
-        reveal = (view.my_height >= 2)[:, :, None]
+        follow = self._follow_count(view.self_stock_top_rank, new_top, exclude_self=True)
+        reveal = (view.self_stock_height >= 2)[:, :, None]
         return self.reveal_weight * reveal + self.chain_weight * follow
 
     def fill_scores(self, view: TableView) -> np.ndarray:
         """(B, S) float64: cards left under the moved card (dig into the tallest place)."""
-        return (view.my_height - 1).astype(np.float64)
+        return (view.self_stock_height - 1).astype(np.float64)
 
     def _decide(self, view: TableView, masks: np.ndarray, play_scores: np.ndarray,
                 doomed: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
@@ -347,7 +349,9 @@ class RacerBot(ChainBot):
 
     Args:
         latency: the bot's belief about its own latency (a Latency, preset name or whole ms;
-            default "club", D7). The tournament sets it to the seat's latency (:meth:`with_latency`).
+            default "club", D7). Seated through ``spit_env.policy.apply_profile`` (an
+            environment's opponent, an ``agents.arena`` player, a planner's rollout seat), it
+            is set to the seat's latency (:meth:`with_latency`).
         opponent_latency: its belief about the opponent's latency (default "club").
         deny_weight, bounce_weight, snipe_weight, contest_weight: score weights (>= 0).
         doom_p: the bounce probability above which a play is not worth making, in (0, 1].
@@ -390,8 +394,10 @@ class RacerBot(ChainBot):
 
     def with_latency(self, latency, opponent_latency=None) -> RacerBot:
         """A copy of this bot believing its own latency is ``latency`` (a Latency, preset name
-        or whole ms), and the opponent's ``opponent_latency`` if given (else unchanged). The
-        tournament calls it with the seat's latency of the games it plays."""
+        or whole ms), and the opponent's ``opponent_latency`` if given (else unchanged).
+
+        The latency hook of ``spit_env.policy.Policy``: ``apply_profile`` calls it with the
+        latency of the seat the bot takes."""
         theirs = self.opponent_latency if opponent_latency is None else opponent_latency
         return RacerBot(latency, theirs, **self._params())
 
@@ -417,22 +423,23 @@ class RacerBot(ChainBot):
         play is legal: its score (float64), whether it is doomed (bool), and the two counts the
         score is built from (int64): ``follow``, our other face-up tops that fit a centre top
         after the play, and ``deny``, the opponent's face-up tops that do."""
-        b = view.my_rank.shape[0]
+        b = view.self_stock_top_rank.shape[0]
         rows = np.arange(b)
         new_top = self._after_play(view)
-        follow, deny = self._follow_counts(view.my_rank, view.opp_rank, new_top)
-        reveal = (view.my_height >= 2)[:, :, None]
+        follow, deny = self._follow_counts(view.self_stock_top_rank, view.opp_stock_top_rank,
+                                           new_top)
+        reveal = (view.self_stock_height >= 2)[:, :, None]
         scores = self.reveal_weight * reveal + self.chain_weight * follow  # as ChainBot.play_scores
         scores = scores - self.deny_weight * deny
 
         # the opponent's PLAY in flight: which of our piles, which card, does it fit now
-        a = np.maximum(view.opp_action, 0)
-        in_play = (view.opp_action >= 0) & (ACTION_KIND[a] == KIND_PLAY)
+        a = np.maximum(view.opp_move_in_flight, 0)
+        in_play = (view.opp_move_in_flight >= 0) & (ACTION_KIND[a] == KIND_PLAY)
         opp_place = np.maximum(ACTION_STOCK[a], 0).astype(np.int64)
         target = 1 - np.maximum(ACTION_PILE[a], 0).astype(np.int64)
-        opp_card = view.opp_rank[rows, opp_place]
-        threat = in_play & self.adjacent[opp_card, view.centre_rank[rows, target]]
-        t = np.where(view.opp_busy, view.opp_time_ms, 0.0)
+        opp_card = view.opp_stock_top_rank[rows, opp_place]
+        threat = in_play & self.adjacent[opp_card, view.centre_top_rank[rows, target]]
+        t = np.where(view.opp_busy, view.opp_time_to_land, 0.0)
         late = self.p_late(t)
         race = np.where(threat, -self.bounce_weight * late + self.snipe_weight * (1 - late), 0.0)
         on_target = np.arange(2)[None, :] == target[:, None]  # (B, 2)
@@ -440,7 +447,8 @@ class RacerBot(ChainBot):
         doomed = ((threat & (late >= self.doom_p))[:, None] & on_target)[:, None, :]
 
         # the opponent's next decision (now if free, when its move lands if busy)
-        fits = self._adjacent_flat.take(view.opp_rank[:, :, None] * 14 + view.centre_rank[:, None, :])
+        fits = self._adjacent_flat.take(view.opp_stock_top_rank[:, :, None] * 14
+                                        + view.centre_top_rank[:, None, :])
         n_plays = fits.sum(axis=1)
         share = n_plays / np.maximum(n_plays.sum(axis=1, keepdims=True), 1)
         lose = self.p_late_after_opponent(t)

@@ -46,10 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.heuristics import TableView
 from spit_env import core, rules
-from spit_env.policy import make_policy, reads_public_table
-
-from .heuristics import RacerBot, TableView
+from spit_env.policy import apply_profile, make_policy, reads_public_table
 
 __all__ = ["PlannerBot", "PROFILES", "make_planner", "make_planner_fast"]
 
@@ -91,15 +90,16 @@ class PlannerBot:
 
     A policy that reads the public table: call it as ``planner(obs, masks, rng, table=table)``
     with ``table = spit_env.core.public_table(state, rows, seats)`` of the same rows (the
-    environments and the tournament do this for it).
+    environments and the match library, agents.arena, do this for it).
 
     Args:
         rollouts: simulated futures per legal move and decision, 1-4096.
         horizon_ms: how far a rollout looks ahead at most, in simulated ms, 1-600,000 (it also
             stops when the round or the game is over).
         rollout_policy: the default policy of both seats in the rollouts (a registered name or a
-            Policy; "racer" by default). A bot with ``with_latency`` is given each seat's latency
-            model from the config (the racer also gets the other seat's as its opponent's).
+            Policy; "racer" by default). Each seat's copy takes its seat through
+            ``spit_env.policy.apply_profile``: a bot with the latency hook (the racer) believes
+            its seat's latency model from the config.
         win_weight: the value of a game won within a rollout, on top of the card difference
             (which lies in [-1, 1]), >= 0.
         confidence: how many standard errors a move's mean gain over the default policy's own
@@ -139,19 +139,16 @@ class PlannerBot:
 
     # --- the default policy of the rollouts --------------------------------------------------
     def _policies(self, config) -> tuple:
-        """The rollout policy of seat 0 and seat 1 under ``config`` (one object if they agree)."""
+        """The rollout policy of seat 0 and seat 1 under ``config`` (one object if they agree).
+
+        Each seated through ``spit_env.policy.apply_profile``, so a bot that models its own
+        latency believes its seat's.
+        """
         key = config.latency
         hit = self._seat_policies.get(key)
         if hit is None:
-            base = self._default
-            if isinstance(base, RacerBot):
-                seats = [base.with_latency(key[s], key[1 - s]) for s in range(2)]
-                hit = (seats[0], seats[0] if key[0] == key[1] else seats[1])
-            elif hasattr(base, "with_latency"):
-                seats = [base.with_latency(key[s]) for s in range(2)]
-                hit = (seats[0], seats[0] if key[0] == key[1] else seats[1])
-            else:
-                hit = (base, base)
+            seat0 = apply_profile(self._default, config, 0)[0]
+            hit = (seat0, seat0 if key[0] == key[1] else apply_profile(self._default, config, 1)[0])
             if len(self._seat_policies) > 16:
                 self._seat_policies.clear()
             self._seat_policies[key] = hit
@@ -345,12 +342,12 @@ def _view_of_state(st, rows: np.ndarray, seats: np.ndarray) -> TableView:
     shown = busy & st.config.observe_opponent_move
     return TableView(
         phase=st.phase.take(rows).astype(np.int64),
-        my_rank=rank.take(me, axis=0), opp_rank=rank.take(opp, axis=0),
-        my_height=height.take(me, axis=0).astype(np.int64),
-        opp_height=height.take(opp, axis=0).astype(np.int64),
-        centre_rank=np.stack([ct.take(me), ct.take(opp)], axis=1),
+        self_stock_top_rank=rank.take(me, axis=0), opp_stock_top_rank=rank.take(opp, axis=0),
+        self_stock_height=height.take(me, axis=0).astype(np.int64),
+        opp_stock_height=height.take(opp, axis=0).astype(np.int64),
+        centre_top_rank=np.stack([ct.take(me), ct.take(opp)], axis=1),
         centre_size=np.stack([cn.take(me), cn.take(opp)], axis=1),
-        opp_busy=busy, opp_time_ms=ttl.astype(np.float64), opp_action=np.where(shown, fa, -1),
+        opp_busy=busy, opp_time_to_land=ttl.astype(np.float64), opp_move_in_flight=np.where(shown, fa, -1),
     )
 
 

@@ -102,7 +102,7 @@ def racer_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     if masks.dtype != bool:
         raise ValueError(f"masks must be a bool array, got dtype {masks.dtype}")
     view = read_table(obs)
-    for name in ("my_rank", "opp_rank", "centre_rank"):
+    for name in ("self_stock_top_rank", "opp_stock_top_rank", "centre_top_rank"):
         ranks = getattr(view, name)
         if ranks.size and not 0 <= ranks.min() <= ranks.max() <= 13:
             raise ValueError("observations: their one-hot stock and centre ranks do not decode to "

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.ppo import mask_idle_wait
 from spit_env.rules import N_ACTIONS, OBS_DIM
-
-from .ppo import mask_idle_wait
 
 __all__ = [
     "RAY_MISSING",

@@ -137,9 +137,10 @@ def _numpy(x) -> np.ndarray:
 class BotModule(RLModule):
     """A registered bot as an RLModule that RLlib runs but never trains.
 
-    ``model_config``: ``{"bot": registered name (e.g. "greedy"), "latency": the bot's seat
-    latency (a :class:`spit_env.Latency`, given to bots that model their own latency, like
-    racer), "seed": int}``. The bot draws its random choices from a NumPy generator seeded with
+    ``model_config``: ``{"bot": a registered name (e.g. "greedy"), "latency": the bot's
+    seat latency (a :class:`spit_env.Latency` or preset name; default the config's), "seed":
+    int}``. The bot takes its seat through ``spit_env.policy.apply_profile``, so one that models
+    its own latency (racer) believes that latency. The bot draws its random choices from a NumPy generator seeded with
     ``seed`` and this process's global NumPy stream (which RLlib seeds per env runner when the
     algorithm has a seed), so two env runners do not play the same random moves.
 
@@ -154,12 +155,15 @@ class BotModule(RLModule):
                          model_config=model_config, **kwargs)
 
     def setup(self):
-        from spit_env.policy import make_policy
+        from spit_env.config import SpitConfig
+        from spit_env.policy import apply_profile
 
         config = dict(self.model_config or {})
-        self.bot = make_policy(config.get("bot", "greedy"))
-        if config.get("latency") is not None and hasattr(self.bot, "with_latency"):
-            self.bot = self.bot.with_latency(config["latency"])
+        # the module plays whichever seat RLlib maps to it: both seats of the config carry the
+        # bot's latency, so seat 0 stands for either (train_rllib plays both at --latency)
+        game = SpitConfig() if config.get("latency") is None else \
+            SpitConfig(latency=config["latency"])
+        self.bot, _ = apply_profile(config.get("bot", "greedy"), game, 0)
         # RLlib seeds the global NumPy stream per env runner (config.debugging(seed=...)).
         runner_draw = int(np.random.randint(0, 2**31 - 1))  # noqa: NPY002
         self._rng = np.random.default_rng([int(config.get("seed", 0)), runner_draw])

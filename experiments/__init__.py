@@ -12,7 +12,8 @@
     python -m experiments.ship_model      write a trained model into the package
     python -m experiments.shipped_results the shipped model against every bot
 
-The scripts' library pieces live in sub-folders: ``ppo/`` (the PPO script's environments,
-schedule, evaluation, warm start and progress), ``realtime/`` (the terminal game's engine and
-app) and ``cluster/`` (Ray connection and tasks).
+No script imports another. The scripts' library pieces live in sub-folders: ``ppo/`` (the PPO
+scripts' arguments, environments, schedule, evaluation, warm start and progress), ``realtime/``
+(the terminal game's engine and app) and ``cluster/`` (Ray connection and tasks); the games
+between policies are the match library's (``agents.arena``).
 """

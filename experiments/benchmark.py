@@ -250,32 +250,26 @@ ADAPTER_BENCHMARKS.append(_adapter_rows)
 def bench_planner(config: SpitConfig, batch: int, steps: int, profile: str = "planner",
                   seed: int = 0) -> tuple[float, float, float]:
     """(wall, CPU) planned decisions/s of ``profile`` in seat 0 of ``batch`` games against racer
-    (seat 1), and the mean number of its rollouts per planned decision. A *planned decision* is
-    one with two or more legal moves (with one, the planner plays it without rollouts); the
-    timed loop includes everything the tournament does per step (observations, masks, the
-    public table, racer's moves, the step and auto-reset)."""
-    from spit_env.policy import call_policy, make_policy
+    (seat 1), and the mean number of its rollouts per planned decision.
 
-    rng = np.random.default_rng(seed)
-    planner, racer = make_policy(profile), make_policy("racer")
-    state = core.init(config, batch, seed)
-    next_id = [batch]
+    A *planned decision* is one with two or more legal moves (with one, the planner plays it
+    without rollouts). The timed loop is the tournament's own (``agents.arena.Match``: the
+    observations, masks, the public table, racer's moves, the step and the refill of finished
+    rows).
+    """
+    from agents.arena import Match
+
+    # more game ids than the rows can finish in the run, so the batch stays full
+    match = Match(profile, "racer", np.arange(1000 * batch), config=config, seed=seed,
+                  batch_size=batch)
+    planner = match.policies[0]
     count = [0, 0]  # planned decisions, rollouts
 
     def loop(n: int) -> int:
-        nonlocal state
-        rows = np.arange(batch)
         for _ in range(n):
-            obs, masks = core.observe(state), core.legal_action_mask(state)
-            a0 = call_policy(planner, obs[:, 0], masks[:, 0], rng,
-                             table=lambda st=state: core.public_table(st, rows, 0))
+            match.step()
             count[0] += planner.last_stats["decisions"]
             count[1] += planner.last_stats["rollouts"]
-            state, _ = core.step(state, np.stack([a0, racer(obs[:, 1], masks[:, 1], rng)], axis=1))
-            over = state.phase == rules.PHASE_OVER
-            if over.any():
-                core.reset(state, over, next_id[0] + np.arange(batch, dtype=np.int64))
-                next_id[0] += batch
         return count[0]
 
     loop(2)  # warm up

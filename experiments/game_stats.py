@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.tournament import Player, run_games
+from agents.arena import Player, player_error, run_games
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
@@ -40,7 +40,7 @@ def game_statistics(player: str, games: int, *, config: SpitConfig | None = None
         player: a policy name or profile (``Player.parse``).
         games: the number of games (game ids 0 .. games - 1 of ``seed``), >= 1.
         config: the rules (default ``SpitConfig()``).
-        seed, batch_size, progress: as :func:`experiments.tournament.run_games`.
+        seed, batch_size, progress: as :func:`agents.arena.run_games`.
 
     Returns:
         a JSON-serialisable dict: "player", "games", for each quantity (rounds, steps, decisions,
@@ -125,10 +125,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
     if not args.players:
         p.error("--players needs at least one player")
     for spec in args.players:
-        try:
-            Player.parse(spec).build(Latency.preset("club"))
-        except (ValueError, OSError) as err:
-            p.error(f"--players: {spec!r}: {err}")
+        problem = player_error(spec)
+        if problem:
+            p.error(f"--players: {problem}")
     return args
 
 

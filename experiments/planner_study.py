@@ -5,8 +5,9 @@ Run ``python -m experiments.planner_study --help``. The published run (docs/resu
     python -m experiments.planner_study --deals 1000 --workers 2 \\
         --json docs/results/planner.json --plot docs/results/planner_curve.png
 
-Two parts, both on duplicate deals at equal latency (``experiments.tournament``: each deal played
-twice with the seats swapped, win rates with 95% Wilson intervals, draws counted half):
+Two parts, both on duplicate deals at equal latency (the match library, ``agents.arena``: each
+deal played twice with the seats swapped, win rates with 95% Wilson intervals, draws counted
+half):
 
 1. **Table**: each planner budget (``--budgets``, registered names such as ``planner-fast`` and
    ``planner``) against each heuristic (``--opponents``), ``--deals`` deals per pairing.
@@ -14,9 +15,10 @@ twice with the seats swapped, win rates with 95% Wilson intervals, draws counted
    ``--curve-opponent`` for each ``r`` of ``--curve-rollouts``: the win rate as a function of the
    budget. If planning helps, the curve climbs; where the game leaves no room, it flattens.
 
-Each pairing's deals are split into chunks run by ``--workers`` processes (game ids fix the deals
-and streams, so the split changes nothing but the wall time); wall seconds per pairing are
-reported with the results.
+Each pairing's deals are split into ``--workers`` chunks run by as many processes; wall seconds
+per pairing are reported with the results. Game ids fix the deals and the games' streams, but
+each chunk seeds the policies' generators afresh (as a pairing of its own), so the figures
+depend on ``--workers`` as they do on ``--seed`` (the published run: 2).
 """
 
 from __future__ import annotations
@@ -26,49 +28,51 @@ import json
 import multiprocessing
 import time
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from experiments.tournament import Player, play_pairing, save_figure, wilson_interval
+from agents.arena import GameJob, Player, pairing_result, player_error, save_figure
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
 __all__ = ["run_pairing", "study", "plot_curve", "main"]
 
 
-def _chunk(task: tuple) -> dict:
-    player, opponent, first, deals, config, seed, batch = task
-    r = play_pairing(player, opponent, deals, config=config, seed=seed, first_game=first,
-                     batch_size=batch)
-    return {"wins_a": r.wins_a, "wins_b": r.wins_b, "draws": r.draws, "truncated": r.truncated,
-            "steps": r.mean_steps * r.games}
+def run_pairing(player: Player | str, opponent: str, deals: int, *,
+                config: SpitConfig | None = None, seed: int = 0, batch_size: int = 512,
+                workers: int = 1, pool=None) -> dict:
+    """One duplicate-deal pairing, its deals split among ``workers`` processes.
 
+    The deals are cut into ``workers`` near-equal chunks of consecutive game ids, each played in
+    both seat orders as two jobs (``agents.arena.GameJob``) on ``pool`` (a
+    ``concurrent.futures`` executor; None: here).
 
-def run_pairing(player: Player | str, opponent: str, deals: int, *, config: SpitConfig | None = None,
-                seed: int = 0, batch_size: int = 512, workers: int = 1, pool=None) -> dict:
-    """One duplicate-deal pairing, its deals split among ``workers`` processes. Returns a dict:
-    "player", "opponent", "deals", "games", "wins", "losses", "draws", "truncated",
-    "win_rate", "ci_low", "ci_high" (95% Wilson), "mean_steps", "wall_seconds"."""
+    Returns:
+        a dict: "player", "opponent", "deals", "games", "wins", "losses", "draws",
+        "truncated", "win_rate", "ci_low", "ci_high" (95% Wilson), "mean_steps",
+        "wall_seconds".
+    """
     player = Player.parse(player)
-    label = player.label
+    rival = Player.parse(opponent)
     n_chunks = max(1, min(workers, deals))
     bounds = np.linspace(0, deals, n_chunks + 1).astype(int)
-    config = config or SpitConfig()
-    tasks = [(player, opponent, int(a), int(b - a), config, seed, batch_size)
-             for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    jobs = []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        if b > a:  # every chunk seeds the policies as a pairing of its own (stream 0)
+            jobs += [GameJob(player, rival, int(a), int(b - a), 0, False),
+                     GameJob(rival, player, int(a), int(b - a), 0, True)]
+    run_one = partial(GameJob.run, config=config or SpitConfig(), seed=seed,
+                      batch_size=batch_size)
     t0 = time.perf_counter()
-    parts = list(pool.map(_chunk, tasks)) if pool is not None else [_chunk(t) for t in tasks]
+    outputs = list(pool.map(run_one, jobs)) if pool is not None else [run_one(j) for j in jobs]
     wall = time.perf_counter() - t0
-    wins = sum(p["wins_a"] for p in parts)
-    losses = sum(p["wins_b"] for p in parts)
-    draws = sum(p["draws"] for p in parts)
-    games = 2 * deals
-    lo, hi = wilson_interval(wins + draws / 2, games)
-    return {"player": label, "opponent": opponent, "deals": deals, "games": games, "wins": wins,
-            "losses": losses, "draws": draws, "truncated": sum(p["truncated"] for p in parts),
-            "win_rate": (wins + draws / 2) / games, "ci_low": lo, "ci_high": hi,
-            "mean_steps": sum(p["steps"] for p in parts) / games, "wall_seconds": wall}
+    r = pairing_result(player, rival, jobs, outputs)
+    return {"player": r.a, "opponent": opponent, "deals": deals, "games": r.games,
+            "wins": r.wins_a, "losses": r.wins_b, "draws": r.draws, "truncated": r.truncated,
+            "win_rate": r.win_rate, "ci_low": r.ci_low, "ci_high": r.ci_high,
+            "mean_steps": r.mean_steps, "wall_seconds": wall}
 
 
 def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, curve_deals: int, *,
@@ -198,13 +202,12 @@ def _parse_args(argv=None) -> argparse.Namespace:
     except ValueError:
         p.error(f"--curve-rollouts must be whole numbers separated by commas, got {args.curve_rollouts!r}")
     for spec in args.budgets + args.opponents + [args.curve_opponent]:
-        try:
-            Player.parse(spec).build(Latency.preset("club"))
-        except ValueError as err:
-            p.error(f"{spec!r}: {err}")
+        problem = player_error(spec)
+        if problem:
+            p.error(problem)
     for r in args.curve_rollouts:
         try:
-            Player("x", "planner", None, {"rollouts": r}).build(Latency.preset("club"))
+            Player("x", "planner", None, {"rollouts": r}).take_seat(SpitConfig(), 0)
         except ValueError as err:
             p.error(f"--curve-rollouts: {err}")
     try:

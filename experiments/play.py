@@ -28,8 +28,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from experiments.replay import player_error
-from spit_env.latency import Latency
+from agents.arena import player_error
 
 __all__ = ["main"]
 
@@ -67,7 +66,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
             p.error(f"{flag} must be in {lo}..{hi} ms, got {value}")
     if args.game < 0 or (args.seed is not None and args.seed < 0):
         p.error("--seed and --game must be >= 0")
-    problem = player_error(args.opponent, Latency.preset("club"))
+    problem = player_error(args.opponent)
     if problem:
         p.error(f"--opponent: {problem}")
     if args.save is not None and args.save.is_dir():

@@ -9,8 +9,8 @@ Run ``python -m experiments.replay --help``. Examples::
 A player is what the tournament takes: a registered bot name ("racer"), a profile with a latency
 ("greedy@expert", "racer@350") or the path of a trained model ("runs/x/model.zip", optionally
 "@latency"). Game ``--game`` of ``--seed`` is the same deal, latency draws and tie coins as game id
-``--game`` of that seed in ``experiments.tournament`` (each seat's policy generator is seeded by
-(seed, seat) there as here).
+``--game`` of that seed in ``experiments.tournament`` (both play it in the match library's loop,
+``agents.arena.Match``, each seat's policy generator seeded by (seed, seat)).
 
 The JSON record (``spit_env.replay``, schema version 1) holds the config, seed, game id, deal,
 every step's actions, events and snapshot, and the outcome; ``--load`` reads one back, checks that
@@ -24,33 +24,20 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from experiments.tournament import Player
-from spit_env import core, replay
+from agents.arena import Match, player_error
+from spit_env import replay
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
-from spit_env.policy import call_policy
 from spit_env.replay.html import write_html
 
-__all__ = ["play_game", "player_error", "main"]
-
-
-def player_error(spec: str, latency: Latency) -> str | None:
-    """Why a player string cannot play (unknown name, bad profile, unreadable model), or None."""
-    try:
-        Player.parse(spec).build(latency)
-    except (ValueError, OSError) as err:
-        hint = ""
-        if spec.partition("@")[0] == "ppo":
-            hint = "; a trained model is given by the path of its file, e.g. runs/ppo_greedy/model.zip"
-        return f"{spec!r}: {err}{hint}"
-    return None
+__all__ = ["play_game", "main"]
 
 
 def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_id: int = 0,
               progress=None) -> dict:
-    """Play game ``game_id`` of ``seed`` between two players on the core and return its record.
+    """Play game ``game_id`` of ``seed`` between two players and return its record.
+
+    The game runs in the match library's loop (``agents.arena.Match``), which records every step.
 
     Args:
         players: two Players or player strings (names, profiles, model paths), seat 0 first.
@@ -66,22 +53,12 @@ def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_
     """
     if isinstance(players, str) or len(players) != 2:
         raise ValueError(f"players must be two player specs, seat 0 first, got {players!r}")
-    seats = [Player.parse(p) for p in players]
-    config = config or SpitConfig()
-    pair = [seat.latency or config.latency[s] for s, seat in enumerate(seats)]
-    config = config.replace(latency=tuple(pair))
-    policies = [seat.build(config.latency[s]) for s, seat in enumerate(seats)]
-    rngs = [np.random.default_rng([int(seed), s]) for s in range(2)]
-    state = core.init(config, 1, seed, first_game=game_id)
-    recorder = replay.Recorder(state, [{"name": seat.label} for seat in seats])
-    while state.phase[0] != core.OVER:
-        obs = core.observe(state)
-        masks = core.legal_action_mask(state)
-        actions = np.stack([call_policy(policies[s], obs[:, s], masks[:, s], rngs[s],
-                                        table=lambda s=s, st=state: core.public_table(st, None, s))
-                            for s in range(2)], axis=1)
-        state, out = core.step(state, actions, events=True)
-        recorder.add(actions[0], state, out)
+    match = Match(players[0], players[1], [game_id], config=config, seed=seed, batch_size=1)
+    recorder = replay.Recorder(match.state, [{"name": p.label} for p in match.players])
+    while not match.over:
+        actions = match.moves()
+        out = match.step(actions, events=True)
+        recorder.add(actions[0], match.state, out)
         if progress is not None:
             progress(1)
     return recorder.record()
@@ -127,11 +104,11 @@ def _parse_args(argv=None) -> argparse.Namespace:
         if len(players) != 2:
             p.error(f"--players needs exactly two players, seat 0 first, got {players}")
         try:
-            latency = Latency.parse(args.latency)
+            Latency.parse(args.latency)
         except ValueError as err:
             p.error(f"--latency: {err}")
         for spec in players:
-            problem = player_error(spec, latency)
+            problem = player_error(spec)
             if problem:
                 p.error(f"--players: {problem}")
         args.player_list = players

@@ -3,9 +3,9 @@
     python -m experiments.sb3_ceiling                          # 262,144 steps, train_ppo defaults
     python -m experiments.sb3_ceiling --total-timesteps 500000 --json out/sb3_ceiling.json
 
-The model is the one ``experiments.train_ppo`` builds at its defaults (``Args()``: the network,
-``n_steps``, ``batch_size``, ``n_epochs``, the learning rates and coefficients, one torch
-thread, CPU), trained by ``MaskablePPO.learn`` through ``VecMonitor`` as in training. Only the
+The model is the one ``experiments.train_ppo`` builds at its defaults (``Args()`` of
+``experiments.ppo.args``: the network, ``n_steps``, ``batch_size``, ``n_epochs``, the learning
+rates and coefficients, one torch thread, CPU), trained by ``MaskablePPO.learn`` through ``VecMonitor`` as in training. Only the
 environment differs: :class:`ReplayVecEnv` replays a bank of real steps (the network's inputs,
 the masks it plays with, rewards and episode ends) recorded beforehand from train_ppo's own
 training environment, so every step costs an array lookup. Its steps per second are the most
@@ -120,7 +120,7 @@ def run(total_timesteps: int, bank_steps: int = 64, seed: int = 0) -> dict:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from experiments.train_ppo import Args
+    from experiments.ppo.args import Args
 
     args = Args()
     torch.set_num_threads(args.torch_threads)

@@ -46,7 +46,7 @@ class Args:
 def evaluate_shipped(deals: int, seed: int, latency: str) -> dict:
     """{bot: PairingResult dict} of the shipped model against every bot of ``agents.BOTS``."""
     import agents
-    from experiments.tournament import play_pairing
+    from agents.arena import play_pairing
     from spit_env import Latency, SpitConfig
 
     config = SpitConfig(latency=Latency.parse(latency))

@@ -7,12 +7,12 @@
     python -m experiments.train_ppo --resume runs/ppo_greedy/model.zip --total-timesteps 500000
     python -m experiments.train_ppo --help
 
-The script reads top to bottom: the arguments (:class:`Args`), their validation
-(:func:`validate`), the run (:func:`train`) and the command line (:func:`main`). The pieces it
-puts together live in ``experiments/ppo/``: ``envs`` (the VecEnv stack), ``schedule``
-(curriculum, self-play pool, evaluations during training), ``evaluation`` (evaluation, plot,
-table), ``warm_start`` (behaviour cloning) and ``progress``; the model's input contract is
-``agents.ppo.model_input``.
+The script reads top to bottom: the validation of the arguments (:func:`validate`), the run
+(:func:`train`) and the command line (:func:`main`). The pieces it puts together live in
+``experiments/ppo/``: ``args`` (:class:`Args`, one documented field per flag, shared with
+``experiments.sb3_ceiling``), ``envs`` (the VecEnv stack), ``schedule`` (curriculum, self-play
+pool, evaluations during training), ``evaluation`` (evaluation, plot, table), ``warm_start``
+(behaviour cloning) and ``progress``; the model's input contract is ``agents.ppo.model_input``.
 
 The learner plays many games at once in one process (``SpitVecEnv``: one VecEnv step = one learner
 decision, the batched core running the opponent in between). ``--opponent`` is
@@ -37,7 +37,7 @@ The run folder (``--out``) receives config.json, model.zip, eval.json (evaluatio
 final table with 95% Wilson intervals, and the speed figures; also written to ``--json`` if
 given), learning_curve.png, TensorBoard logs (tb/) and checkpoints (checkpoints/). Evaluation
 plays fixed duplicate deals (each deal twice, seats swapped) against each ``--eval-opponents``
-bot with the tournament's match runner, at the latency of ``--eval-latency`` for both seats.
+bot with the match library (``agents.arena``), at the latency of ``--eval-latency`` for both seats.
 The evaluations during training play other deals (``--eval-during-seed``); with ``--keep-best``
 the model that scores best on them is kept instead of the last one. Progress shows as SB3's bar on
 a terminal and as plain lines otherwise (``experiments.ppo.progress``).
@@ -73,167 +73,14 @@ import json
 import sys
 import time
 import zipfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
+from experiments.ppo.args import Args
+
 __all__ = ["Args", "ArgumentError", "main", "parse_opponent", "train", "validate"]
-
-
-@dataclass
-class Args:
-    """Train MaskablePPO on Spit (spit-env) and evaluate it against the bots."""
-
-    total_timesteps: int = 1_000_000
-    """Learner decisions (VecEnv steps summed over games) to train for in this run, rounded up to
-    whole rollouts of num_envs * n_steps; with --resume they are added to the checkpoint's count."""
-    opponent: str = "greedy"
-    """Opponent: a policy name ("greedy"), a profile ("greedy@expert"), a weighted mix
-    ("random:0.3,greedy:0.7") or a curriculum of those joined by "->" ("random->greedy")."""
-    seed: int = 0
-    """Seed of the training games, the network initialisation and the sampling."""
-    out: Path | None = None
-    """Run folder for model.zip, eval.json, config.json, learning_curve.png, tb/ and
-    checkpoints/; None means runs/ppo_<opponent>_s<seed>."""
-    num_envs: int = 512
-    """Games played at once (the VecEnv's num_envs)."""
-    n_steps: int = 32
-    """Steps per game per rollout; a rollout holds num_envs * n_steps decisions."""
-    batch_size: int = 1024
-    """Minibatch size of the PPO update (at most num_envs * n_steps)."""
-    n_epochs: int = 4
-    """Passes over each rollout in the PPO update."""
-    learning_rate: float = 3e-4
-    """Adam learning rate (constant)."""
-    ent_coef: float = 0.01
-    """Entropy bonus coefficient."""
-    gamma: float = 0.999
-    """Discount factor per learner decision."""
-    gae_lambda: float = 0.95
-    """GAE lambda."""
-    clip_range: float = 0.2
-    """PPO clipping range."""
-    net_arch: tuple[int, ...] = (256, 256)
-    """Hidden layer sizes of the policy and value MLPs (separate networks, tanh)."""
-    reward: Literal["game", "round"] = "round"
-    """Reward: "game" = +1/-1 at the end of the game; "round" = +1/-1 for each round's outcome."""
-    episode: Literal["game", "round"] = "game"
-    """Episode: a whole game, or one round from a fresh deal."""
-    shaping: float = 0.0
-    """Extra reward per card shed (played from one's stocks) minus the opponent's; 0 = off."""
-    truncation_reward: float = 0.0
-    """Learner's reward when a game is truncated (D16: 30 min of game time or 100 rounds), which
-    the environment scores as a draw (0, the default). Since the D17 stall timeout nobody can
-    stall a game, and at the defaults no training game is truncated; -1 would score a
-    truncation as a loss."""
-    learner_seat: Literal["random", "0", "1"] = "random"
-    """Seat of the learner: drawn per game ("random") or fixed."""
-    curriculum_switch: tuple[float, ...] = ()
-    """Fractions of --total-timesteps at which a "->" curriculum moves to its next stage
-    (one per "->"; default: equal parts)."""
-    curriculum_threshold: float | None = None
-    """If set, a curriculum moves on as soon as the evaluation win rate against the current
-    stage reaches this value (in (0, 1]) instead of at fixed fractions."""
-    league_weighting: Literal["fixed", "losses"] = "fixed"
-    """How the members of a mix (--opponent a:w,b:w) share the row groups: "fixed" by the
-    given weights; "losses" by the agent's losses, re-weighted after every evaluation during
-    training (--eval-freq), which then also plays the members: weight (1 - win rate)^2 + 0.01
-    (prioritized fictitious self-play, AlphaStar's f_hard), so the agent trains most against
-    the opponents it loses to."""
-    self_play: bool = False
-    """Add frozen snapshots of the agent to the opponents (a pool, see --self-play-*)."""
-    self_play_every: int = 200_000
-    """Steps between two snapshots joining the self-play pool."""
-    self_play_pool: int = 5
-    """Snapshots kept in the self-play pool (the newest)."""
-    self_play_bot_weight: float = 0.5
-    """Share of the game rows that keep playing the --opponent bots once the pool is not empty."""
-    mask_wait: bool = True
-    """Take WAIT out of the learner's legal moves whenever it has another one, so it never idles
-    when it can act (like the greedy bot). Saved with the model: agents.make("ppo") applies
-    the same rule when it plays."""
-    obs_mask: bool = True
-    """Append the learner's legal-move mask (23 floats, after --mask-wait) to the observation,
-    so the network sees legality directly instead of inferring it from the one-hot ranks
-    (observation length D + 23). Saved with the model: agents.ppo.PPOPolicy appends it too."""
-    racer_features: bool = True
-    """Append the racer bot's reading of each legal play to the network's input, after the mask
-    (40 floats: its follow and denial counts, score and doom per play, 0 for forbidden plays;
-    agents.ppo.racer_features), so the network starts from the heuristic's analysis instead of
-    learning it from the one-hot ranks (input length D + 23 + 40 with --obs-mask). Saved with
-    the model, like --obs-mask."""
-    bc_steps: int = 1500
-    """Behaviour-cloning warm start: gradient steps of masked cross-entropy that fit the actor
-    to --bc-teacher's moves before PPO starts (0 = off; the value network is left to PPO; not
-    done with --resume). ~1 min at the default sizes."""
-    bc_teacher: str = "racer"
-    """The bot (name or profile) whose moves the warm start imitates."""
-    bc_samples: int = 300_000
-    """(observation, mask, teacher move) pairs collected for the warm start, played by the
-    teacher in the learner's seat against the first --opponent stage."""
-    bc_batch_size: int = 1024
-    """Minibatch size of the warm start."""
-    bc_learning_rate: float = 1e-3
-    """Adam learning rate of the warm start."""
-    skip_forced_waits: bool = True
-    """Play up to 2 WAITs per step for the learner when WAIT is its only legal move
-    (SpitVecEnv's skip_forced_waits): the same game in ~40% fewer steps."""
-    mix_groups: int = 10
-    """Row groups of a mix, a curriculum or self-play: the rows are split into this many near-equal
-    groups (all in one SpitVecEnv, each with its own opponent), shared out among the opponents by
-    weight."""
-    eval_games: int = 1000
-    """Duplicate deals of the final evaluation against each bot (each deal played twice, seats
-    swapped)."""
-    eval_freq: int = 500_000
-    """Steps between evaluations during training (0 = only the final one)."""
-    eval_games_during: int = 100
-    """Duplicate deals per bot of the evaluations during training."""
-    eval_opponents: tuple[str, ...] = ("random", "greedy", "strongest")
-    """Bots (names or profiles) the evaluation plays; "strongest" = the strongest bot of agents."""
-    eval_latency: str = "club"
-    """Latency of both seats in the evaluation (a preset name or whole ms)."""
-    eval_max_game_ms: int = 1_800_000
-    """Simulated time after which an evaluation game is truncated and counts as a draw (D16; the
-    default is SpitConfig's 30 min). Lower it only for smoke tests: an untrained argmax policy
-    may WAIT for ever, and such games then run to this limit."""
-    eval_seed: int = 2024
-    """Seed of the fixed deals of the final evaluation (the same for every run, so runs
-    compare)."""
-    eval_during_seed: int = 2025
-    """Seed of the deals of the evaluations during training: held out from the final
-    evaluation's, so that choosing a checkpoint on them (--keep-best) does not flatter the final
-    figures."""
-    keep_best: bool = False
-    """Keep the best model rather than the last: every evaluation during training (and one after
-    the last step) scores the model by its mean win rate over --eval-opponents on the held-out
-    deals, the best so far is saved as best_model.zip, and at the end it becomes model.zip (the
-    last one is kept as last_model.zip) and is the one the final evaluation plays."""
-    checkpoint_freq: int = 1_000_000
-    """Steps between checkpoints in <out>/checkpoints (0 = none)."""
-    resume: Path | None = None
-    """Continue training from this checkpoint (a model .zip): the step count goes on from it.
-    The network's input options (--obs-mask, --racer-features) are the checkpoint's: a differing
-    flag is ignored, with a note."""
-    torch_threads: int = 1
-    """torch.set_num_threads for training and inference. 1 by default: more torch worker
-    threads than free cores contend with the environment and slow training down sharply on a
-    small machine (measured on a 2-core machine: about 20x slower with 2 threads while another
-    process was running)."""
-    progress_bar: bool = True
-    """Show progress: a bar (tqdm/rich) when stdout is a terminal, otherwise (a log file, CI)
-    --progress-lines plain lines (steps done, steps/s, elapsed, ETA, the latest evaluation)."""
-    progress_lines: int = 20
-    """Plain progress lines printed over the run when stdout is not a terminal (one per
-    1/N of the steps)."""
-    tensorboard: bool = True
-    """Write TensorBoard logs to <out>/tb."""
-    verbose: int = 0
-    """SB3 verbosity (0 none, 1 rollout tables)."""
-    json: Path | None = None
-    """Also write eval.json's content (config, evaluations, speed) to this path."""
 
 
 # --- validation ---------------------------------------------------------------------------------

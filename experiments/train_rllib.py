@@ -30,8 +30,8 @@ module is ``checkpoint/learner_group/learner/rl_module/learner``), ``checkpoints
 the speed and the final evaluation), rewritten after every iteration. The trained policy plays
 anywhere a bot does: ``agents.make("rllib", path="<out>/checkpoint")``, or the folder's path in
 ``python -m experiments.tournament --players <out>/checkpoint,greedy``. The final evaluation plays
-it against each ``--eval-opponents`` bot on ``--eval-games`` duplicate deals (the tournament's
-pairings, as Ray tasks), with 95% Wilson intervals.
+it against each ``--eval-opponents`` bot on ``--eval-games`` duplicate deals (the match library's
+pairings, ``agents.arena``, as Ray tasks), with 95% Wilson intervals.
 
 Needs the ``scale`` extra (``pip install -c constraints.txt -e ".[scale]"``).
 """
@@ -307,8 +307,8 @@ def _write(path: Path, data: dict) -> None:
 def evaluate(checkpoint: Path, opponents, deals: int, *, latency: str, seed: int,
              max_game_ms: int, runner=None) -> dict[str, dict]:
     """Win rate of the checkpoint's learner (deterministic) against each opponent, on ``deals``
-    duplicate deals of ``seed`` (the tournament's ``play_pairing``; ``runner`` as there)."""
-    from experiments.tournament import Player, play_pairing
+    duplicate deals of ``seed`` (``agents.arena.play_pairing``; ``runner`` as there)."""
+    from agents.arena import Player, play_pairing
     from spit_env.config import SpitConfig
     from spit_env.latency import Latency
 

@@ -1,9 +1,7 @@
 """Policies: their one signature, the registry of names, and player profiles.
 
-Policies: the one signature every bot, trained model and opponent of the adapters has, a name
-registry, and player profiles ("name@latency").
-
-A **policy** maps a batch of observations to a batch of actions::
+Every bot, trained model and opponent of the adapters has the one signature: a **policy** maps a
+batch of observations to a batch of actions::
 
     policy(observations, action_masks, rng) -> actions
         observations: (B, D) float32, layout rules.OBSERVATION (egocentric, one row per game)
@@ -15,15 +13,31 @@ A policy that **plans** may also read the *public table* (``core.PublicTable``: 
 players have seen, as a core state with the hidden cards replaced by placeholders and no random
 stream): it declares ``reads_public_table = True`` and is then called as
 ``policy(observations, action_masks, rng, table=table)``, ``table`` holding the same rows in the
-same order. The runners of the package (the environments' opponents, the tournament, the
-behaviour-cloning teacher of ``train_ppo``) pass it through :func:`call_policy`; anywhere else,
-build it with ``core.public_table(state, rows, seats)`` or ask an environment for it
-(``public_table()`` of SpitGymEnv and the ParallelEnv, ``public_tables()`` of SpitVecEnv).
+same order. The runners of the package (the environments' opponents, the match library
+``agents.arena``, the behaviour-cloning teacher of ``train_ppo``) pass it through
+:func:`call_policy`; anywhere else, build it with ``core.public_table(state, rows, seats)`` or
+ask an environment for it (``public_table()`` of SpitGymEnv and the ParallelEnv,
+``public_tables()`` of SpitVecEnv).
 
 A **profile** is ``"name@latency"``: a registered policy name plus the latency of the seat it plays
 (D7), a latency preset name ("expert", "club", "novice") or a whole number of ms (fixed). E.g.
-"greedy@expert", "random@250". A profile's latency replaces that seat's ``config.latency``
-(:func:`apply_profile`); a bare name keeps the config's latency.
+"greedy@expert", "random@250". A profile's latency replaces that seat's ``config.latency``; a bare
+name keeps the config's latency. :func:`apply_profile` is the one place a policy takes a seat:
+the environments' opponents, the match library's players (``agents.arena``), the planner's
+rollout seats and the RLlib bot module all go through it.
+
+A policy that **models its own latency** (the ``racer`` bot: its race predictions depend on how
+fast its moves land) declares the optional hook::
+
+    policy.with_latency(latency: Latency) -> Policy
+        latency:  the latency model (D7) of the seat the policy plays
+        returns:  a policy that believes it plays at ``latency`` (a new object; the original is
+                  left as it was)
+
+:func:`apply_profile` calls it every time it seats such a policy, with the seat's latency in the
+config it returns (the profile's latency where there is one, else the config's), so the bot's
+belief and the latency its moves land with are the same. Only the seat's own latency is told: what
+the bot believes of its opponent's latency stays its own (a player knows its own speed).
 
 Plug-ins: a policy name is found in :func:`register_policy`'s run-time registry, else in the
 entry-point group ``spit_env.policies`` (:data:`ENTRY_POINT_GROUP`) of the installed
@@ -76,7 +90,13 @@ ENTRY_POINT_GROUP = "spit_env.policies"
 
 @runtime_checkable
 class Policy(Protocol):
-    """``(observations (B, D) float32, action_masks (B, 23) bool, rng Generator) -> (B,) int64``."""
+    """``(observations (B, D) float32, action_masks (B, 23) bool, rng Generator) -> (B,) int64``.
+
+    Optional members (module docstring): ``reads_public_table = True`` for a policy that plans on
+    the public table (called with ``table=``), and the latency hook
+    ``with_latency(latency: Latency) -> Policy``, which :func:`apply_profile` calls with the
+    latency of the seat the policy takes.
+    """
 
     def __call__(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
@@ -246,15 +266,27 @@ def make_policy(spec, **kwargs) -> Policy:
 
 
 def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy, SpitConfig]:
-    """The policy of ``spec`` for ``seat``, and the config with its latency.
+    """Seat the policy of ``spec`` in ``seat``: the one route by which a policy takes a seat.
 
-    Build the policy of ``spec`` for ``seat`` and the config with that seat's latency replaced by
-    the profile's (unchanged for a callable or a bare name).
+    Builds the policy (:func:`make_policy`), puts a profile's latency into that seat of the
+    config (a bare name or a callable keeps the config's), and, for a policy with the latency
+    hook (``with_latency``, module docstring), returns the policy the hook gives for the seat's
+    latency in the returned config.
+
+    Args:
+        spec: a callable policy, a registered name ("racer") or a profile ("racer@expert").
+        config: the games' config before the profile.
+        seat: 0 or 1, the seat the policy plays.
+        **kwargs: passed to the registered factory (as :func:`make_policy`).
+
+    Returns:
+        (policy, config): the seated policy, and ``config`` with the seat's latency replaced by
+        the profile's.
 
     Raises:
         ValueError: as :func:`make_policy`, or a seat other than 0 / 1.
     """
-    if seat not in (0, 1):
+    if isinstance(seat, bool) or seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, got {seat!r}")
     policy = make_policy(spec, **kwargs)
     if isinstance(spec, str):
@@ -263,6 +295,9 @@ def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy
             pair = list(config.latency)
             pair[seat] = latency
             config = config.replace(latency=tuple(pair))
+    hook = getattr(policy, "with_latency", None)
+    if callable(hook):
+        policy = hook(config.latency[seat])
     return policy, config
 
 

@@ -72,10 +72,10 @@ def legal_mask(obs: np.ndarray, wrap: bool = True) -> np.ndarray:
     adj = rules.ADJACENT[wrap]
     for s in range(5):
         for c in range(2):
-            mask[play_action(s, c)] = bool(adj[v.my_rank[0, s], v.centre_rank[0, c]])
-    if (v.my_height[0] == 0).any():
+            mask[play_action(s, c)] = bool(adj[v.self_stock_top_rank[0, s], v.centre_top_rank[0, c]])
+    if (v.self_stock_height[0] == 0).any():
         for s in range(5):
-            mask[fill_action(s)] = v.my_height[0, s] >= 2 and v.my_rank[0, s] > 0
+            mask[fill_action(s)] = v.self_stock_height[0, s] >= 2 and v.self_stock_top_rank[0, s] > 0
     return mask
 
 

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
+from agents.arena import run_games
 from experiments import game_stats as G
-from experiments.tournament import run_games
 from spit_env.config import SpitConfig
 
 

@@ -13,8 +13,8 @@ import pytest
 
 import agents
 import spit_env
+from agents import arena
 from agents.planner import PlannerBot
-from experiments import tournament as T
 from spit_env import core, rules
 from spit_env.config import SpitConfig
 from spit_env.policy import call_policy, make_policy, registered_policies
@@ -84,8 +84,8 @@ def test_the_planner_needs_the_public_table_of_the_same_rows():
                                                observe_opponent_move=False)])
 def test_planner_plays_whole_games_in_the_tournament(config):
     config = config.replace(max_game_ms=20_000)
-    seat0 = T.Player("planner-small", "planner", None, SMALL)
-    res = T.run_games(seat0, "greedy@expert", np.arange(4), config=config, batch_size=4)
+    seat0 = arena.Player("planner-small", "planner", None, SMALL)
+    res = arena.run_games(seat0, "greedy@expert", np.arange(4), config=config, batch_size=4)
     assert (res["steps"] > 0).all()  # every game ran to its end (call_policy checked every move)
 
 

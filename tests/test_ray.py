@@ -1,4 +1,4 @@
-"""Ray: RLlib training, the trained policy as a bot, the tournament as Ray tasks, a head node.
+"""Ray: RLlib training, the trained policy as a bot, the match library's jobs as Ray tasks, a head node.
 
 Every Ray here runs on the loopback address and is stopped by the test that started it: a local
 Ray started in-process (``experiments.cluster.connect.ray_session``), the scripts' own local Ray in
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments import tournament as T
+from agents import arena
 from spit_env.rules import ACTION_KIND, N_ACTIONS, OBS_DIM, SLAP_BASE, WAIT
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,9 +217,9 @@ def test_trained_policy_plays_through_the_registry(bot_run):
         # mask_wait: never WAIT beside another legal move
         assert not (actions == WAIT)[masks[:, 1:].any(axis=1)].any()
     # the tournament takes the checkpoint by its path, in either seat
-    me = T.Player.parse(str(bot_run / "checkpoint"))
+    me = arena.Player.parse(str(bot_run / "checkpoint"))
     assert me.policy == "rllib"
-    res = T.play_pairing(me, "random", 2, config=SpitConfig(max_game_ms=60_000), seed=1)
+    res = arena.play_pairing(me, "random", 2, config=SpitConfig(max_game_ms=60_000), seed=1)
     assert res.games == 4 and res.wins_a + res.wins_b + res.draws == 4
 
 
@@ -274,20 +274,20 @@ def test_ray_tournament_equals_the_local_one():
 
     players = ["random", "greedy@expert"]
     kw = dict(seed=4, chunk=7, batch_size=8, show_progress=False)  # 20 deals: chunks 7, 7, 6
-    local = T.round_robin(players, 20, **kw)
+    local = arena.round_robin(players, 20, **kw)
     seen = []
     with ray_session(None, num_cpus=2) as ray:
         def runner(jobs, run_one, progress):
             return run_jobs_on_ray(jobs, run_one, lambda n: seen.append(n) or progress(n))
 
-        distributed = T.round_robin(players, 20, runner=runner, **kw)
+        distributed = arena.round_robin(players, 20, runner=runner, **kw)
         assert ray.is_initialized()
     assert not ray.is_initialized(), "the session must stop the local Ray it started"
     assert distributed == local
     # 3 chunks x 2 seat orders, each task reported with its games
     assert sorted(seen) == sorted([7, 7, 6] * 2) and sum(seen) == 2 * 20
     # the chunks really draw apart: the same deals in one piece give other random moves
-    whole = T.play_pairing("random", "greedy@expert", 20, seed=4, batch_size=8)
+    whole = arena.play_pairing("random", "greedy@expert", 20, seed=4, batch_size=8)
     assert asdict(whole) != local["pairings"][0]
 
 
@@ -345,7 +345,7 @@ def test_head_node_on_loopback_runs_the_tournament(tmp_path):
         proc = _run("experiments.tournament", *args, "--ray", f"127.0.0.1:{port}",
                     "--json", str(tmp_path / "ray.json"), env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
-        local = T.round_robin(["random", "greedy"], 3, seed=7, chunk=2, batch_size=512,
+        local = arena.round_robin(["random", "greedy"], 3, seed=7, chunk=2, batch_size=512,
                               show_progress=False)
         on_head = json.loads((tmp_path / "ray.json").read_text())
         assert on_head["pairings"] == json.loads(json.dumps(local["pairings"]))

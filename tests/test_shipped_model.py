@@ -76,7 +76,7 @@ def test_ppo_policy_runs_on_its_own_threads_and_restores_torch_s():
 
 
 def test_environments_and_tournament_take_ppo_by_name():
-    from experiments.tournament import Player, play_pairing
+    from agents.arena import Player, play_pairing
     from spit_env import SpitConfig, SpitVecEnv
     from spit_env.policy import uniform_legal_actions
 

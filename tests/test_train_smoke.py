@@ -74,7 +74,7 @@ def test_training_writes_the_run_folder(run_dir):
 
 
 def test_trained_model_plays_through_the_registry(run_dir):
-    from experiments.tournament import Player, play_pairing
+    from agents.arena import Player, play_pairing
     from spit_env import SpitConfig
     from spit_env.policy import make_policy
     from spit_env.rules import OBS_DIM
@@ -189,7 +189,7 @@ def test_progress_line_reports_rate_elapsed_eta_and_the_last_evaluation():
 
 
 def test_model_without_mask_input_still_plays(tmp_path):
-    from experiments.tournament import Player, play_pairing
+    from agents.arena import Player, play_pairing
     from spit_env import SpitConfig
     from spit_env.policy import make_policy
     from spit_env.rules import OBS_DIM
@@ -303,8 +303,8 @@ def test_racer_features_refuse_bad_input():
 
 
 def test_model_without_racer_features_plays(tmp_path):
+    from agents.arena import Player, play_pairing
     from agents.ppo import input_size
-    from experiments.tournament import Player, play_pairing
     from spit_env import SpitConfig
     from spit_env.policy import make_policy
     from spit_env.rules import OBS_DIM

@@ -1,2 +1,2 @@
 """Ray for the scripts (the ``[scale]`` extra): ``connect`` (a local Ray on 127.0.0.1 or a
-cluster by its address, with a timeout) and ``tasks`` (tournament games as Ray tasks)."""
+cluster by its address, with a timeout) and ``tasks`` (the match library's game jobs as Ray tasks)."""

@@ -1,6 +1,6 @@
-"""The tournament's jobs as Ray tasks: ``python -m experiments.tournament --ray [ADDRESS]``.
+"""The match library's jobs as Ray tasks: ``python -m experiments.tournament --ray [ADDRESS]``.
 
-:func:`run_jobs_on_ray` is a :data:`experiments.tournament.Runner`: every :class:`GameJob` (a
+:func:`run_jobs_on_ray` is an :data:`agents.arena.Runner`: every :class:`agents.arena.GameJob` (a
 chunk of a pairing's deals in one seat order) becomes one Ray task of one CPU, all submitted at
 once; the progress callback hears of each task's games as the task finishes. A job's games depend
 only on the job (its game ids and policy stream), so the table is the local run's, number for

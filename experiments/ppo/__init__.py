@@ -1,5 +1,7 @@
 """The pieces of ``experiments.train_ppo``.
 
-``envs`` (the training VecEnv stack), ``schedule``
-(curriculum, self-play pool, evaluations during training), ``evaluation`` (evaluation, learning
-curve, table), ``warm_start`` (behaviour cloning) and ``progress`` (progress lines)."""
+``args`` (the script's arguments, also read by ``experiments.sb3_ceiling``), ``envs`` (the
+training VecEnv stack), ``schedule`` (curriculum, self-play pool, evaluations during training),
+``evaluation`` (evaluation, learning curve, table), ``warm_start`` (behaviour cloning) and
+``progress`` (progress lines).
+"""

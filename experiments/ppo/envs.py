@@ -6,7 +6,8 @@ From the inside out (:func:`make_training_env` builds it)::
     TruncationReward      a truncated game scores ``reward`` for the learner
     OpponentGroups        the rows split into groups, each group with its opponent
     EnvTimer              the seconds spent inside the environment
-    ModelInput            the model's input contract (agents.ppo.model_input): masks, obs + mask
+    ModelInput            the model's input contract (agents.ppo.model_input): the playing
+                          masks; obs + mask (D + 23) + the racer features (40) by default
     VecMonitor            episode rewards and lengths for SB3's logs
 
 A weighted mix of opponents (and the self-play pool) is a split of the row groups among them, so

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 import agents
-from experiments.tournament import Player, play_pairing
+from agents.arena import Player, play_pairing
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
@@ -36,7 +36,7 @@ def evaluate(model, opponents, deals: int, *, latency: str = "club", seed: int =
              max_game_ms: int = 1_800_000, batch_size: int = 1024) -> dict[str, dict]:
     """Win rate of ``model`` (deterministic) against each opponent on ``deals`` duplicate deals.
 
-    Uses the tournament's match runner (``experiments.tournament.play_pairing``): game ids
+    Uses the match library (``agents.arena.play_pairing``): game ids
     0..deals-1 of ``seed``, each played twice with the seats swapped, both seats at ``latency``
     unless a profile says otherwise; draws and truncations count 1/2; 95% Wilson intervals.
 

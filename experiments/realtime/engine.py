@@ -23,7 +23,10 @@ at the same clock with its own latency, wins the race exactly when it lands befo
 key press + motor time, as at a real table.
 
 **The bot** decides the moment it is free, from the core's observation, and its moves land after
-its own latency (its profile's, or ``config.latency`` of its seat), as in every other game.
+its own latency (its profile's, or ``config.latency`` of its seat), as in every other game: the
+game is a ``agents.arena.Match`` with the bot seated in it (a racer believes its seat's latency)
+and the human's seat left to this engine, which steps the match one epoch ahead of the table
+it shows.
 
 **Reaction times.** For each move the human keyed, the reaction is the game time from the last
 thing that happened on the table before the key press (any event: a card played, a bounce, a
@@ -38,11 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments.tournament import Player
+from agents.arena import Match
 from spit_env import core, replay, rules
 from spit_env.config import SpitConfig
 from spit_env.latency import PRESETS, Latency
-from spit_env.policy import call_policy
 from spit_env.replay.html import card_label
 
 __all__ = ["RealtimeGame", "Reaction", "reaction_summary", "HUMAN"]
@@ -100,18 +102,19 @@ class RealtimeGame:
                 raise ValueError(f"{name} must be a whole number of ms in {lo}..{hi}, got {value!r}")
         self.human, self.bot = human_seat, 1 - human_seat
         self.motor_ms, self.tick_ms, self.slap_timeout_ms = int(motor_ms), int(tick_ms), int(slap_timeout_ms)
-        player = Player.parse(opponent)
         config = config or SpitConfig()
         latency = list(config.latency)
         latency[self.human] = Latency.fixed(self.motor_ms)
-        if player.latency is not None:
-            latency[self.bot] = player.latency
-        self.config = config.replace(latency=tuple(latency), wait_ms=self.tick_ms)
-        self.policy = player.build(self.config.latency[self.bot])
-        self.opponent = player.label
-        self.rng = np.random.default_rng([int(seed), self.bot])
-        self.state = core.init(self.config, 1, seed, first_game=game_id,
-                               deals=None if deal is None else [deal])
+        config = config.replace(latency=tuple(latency), wait_ms=self.tick_ms)
+        # the match library's loop, the human's seat played here (no player in it)
+        seats = [None, None]
+        seats[self.bot] = opponent
+        self.match = Match(*seats, [game_id], config=config, seed=seed, batch_size=1,
+                           deals=None if deal is None else [deal])
+        self.config = self.match.config
+        self.policy = self.match.policies[self.bot]
+        self.opponent = self.match.players[self.bot].label
+        self.state = self.match.state.copy()  # the table shown: the match steps ahead of it
         names = [None, None]
         names[self.human] = {"name": HUMAN, "latency": f"{self.motor_ms} ms motor + reaction"}
         names[self.bot] = {"name": self.opponent}
@@ -265,19 +268,16 @@ class RealtimeGame:
                         break
                     actions[0, self.human], keyed, given[0, self.human] = chosen
                 if self.snapshot["in_flight"][self.bot] is None:
-                    obs = core.observe(self.state)
-                    table = core.public_table(self.state, None, self.bot)  # a planning bot reads it
-                    actions[0, self.bot] = call_policy(self.policy, obs[:, self.bot], masks[:, self.bot],
-                                                       self.rng, table=table)[0]
-                nxt, out = core.step(self.state.copy(), actions, events=True, latency_ms=given)
-                self._pending = (actions, nxt, out, keyed, given)
+                    actions[0, self.bot] = self.match.moves(seats=(self.bot,))[0, self.bot]
+                out = self.match.step(actions, events=True, latency_ms=given)
+                self._pending = (actions, self.match.state, out, keyed, given)
                 if self._hold_since is not None:
                     self._hold_since = None
             actions, nxt, out, keyed, given = self._pending
             if nxt.clock[0] > self.game_ms(wall_ms):
                 break
             self._pending = None
-            self.state = nxt
+            self.state = nxt.copy()
             entry = self.recorder.add(actions[0], nxt, out, latency_ms=given[0])
             if keyed is not None:
                 if keyed.held_ms is not None:

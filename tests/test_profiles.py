@@ -1,0 +1,161 @@
+"""One profile route (spit_env.policy.apply_profile): a bot that models its own latency believes
+the latency its seat plays at, through every entry point (the environments, the VecEnv's per-row
+opponents, the match library, the replay, the real-time game, the planner's rollouts)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+
+import spit_env  # noqa: F401  (registers Spit-v0)
+from agents import arena
+from agents.heuristics import GreedyBot, RacerBot
+from spit_env import Latency, SpitConfig
+from spit_env.envs.vec import SpitVecEnv
+from spit_env.policy import apply_profile, register_policy
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERT, CLUB, NOVICE = (Latency.preset(n) for n in ("expert", "club", "novice"))
+
+
+class SpyRacer(RacerBot):
+    """The racer, noting the belief of every copy the route seats (read from its ``latency``)."""
+
+    seated: list = []
+
+    def with_latency(self, latency, opponent_latency=None):
+        bot = super().with_latency(latency, opponent_latency)
+        SpyRacer.seated.append(bot.latency)
+        return bot
+
+
+@pytest.fixture
+def spy():
+    register_policy("spy-racer", SpyRacer, overwrite=True)
+    SpyRacer.seated = []
+    return SpyRacer.seated
+
+
+def test_apply_profile_tells_the_bot_its_seat_latency():
+    bot, config = apply_profile("racer@expert", SpitConfig(), 1)
+    assert config.latency == (CLUB, EXPERT)
+    assert bot.latency == EXPERT
+    # a bare name believes the config's latency of its seat, whichever seat
+    two = SpitConfig(latency=("novice", "expert"))
+    assert apply_profile("racer", two, 0)[0].latency == NOVICE
+    assert apply_profile("racer", two, 1)[0].latency == EXPERT
+    # what it believes of the opponent stays its own
+    assert apply_profile("racer", two, 0)[0].opponent_latency == CLUB
+    # a policy object is seated as a copy; the caller's object keeps its belief
+    mine = RacerBot(latency="novice")
+    seated, _ = apply_profile(mine, SpitConfig(), 0)
+    assert seated.latency == CLUB and mine.latency == NOVICE
+    # a policy without the hook is seated as it is
+    greedy = GreedyBot()
+    assert apply_profile(greedy, two, 1)[0] is greedy
+    with pytest.raises(ValueError, match="seat"):
+        apply_profile("racer", SpitConfig(), True)
+
+
+def test_gymnasium_opponent_believes_its_profile():
+    env = gymnasium.make("Spit-v0", opponent="racer@expert", learner_seat=0)
+    env.reset(seed=0)
+    duel = env.unwrapped.duel
+    assert env.unwrapped.config.latency[1] == EXPERT  # its moves land at expert latency
+    assert duel.policy.latency == EXPERT  # and it predicts races at expert latency
+    env.unwrapped.set_opponent("racer")  # a bare name: the config's latency of its seat
+    assert env.unwrapped.duel.policy.latency == CLUB
+    bare = gymnasium.make("Spit-v0", opponent="racer", config=SpitConfig(latency="novice"))
+    bare.reset(seed=0)
+    assert bare.unwrapped.duel.policy.latency == NOVICE
+
+
+def test_vec_env_opponents_believe_their_profiles_row_by_row():
+    venv = SpitVecEnv(4, opponent="racer@expert", learner_seat=0, seed=0)
+    venv.reset()
+    assert venv.config.latency[1] == EXPERT
+    assert venv.duel.policy.latency == EXPERT
+    venv.set_opponent("racer@novice", indices=[1, 2])
+    beliefs = [p.latency for p in venv.duel.policy]  # one policy per row now
+    assert beliefs == [EXPERT, NOVICE, NOVICE, EXPERT]
+    venv.set_opponent("racer", indices=[3])
+    assert venv.duel.policy[3].latency == CLUB
+    venv.close()
+
+
+def test_arena_players_believe_their_profiles():
+    match = arena.Match("racer@expert", "racer", [0, 1], config=SpitConfig(latency="novice"))
+    assert match.config.latency == (EXPERT, NOVICE)
+    assert [p.latency for p in match.policies] == [EXPERT, NOVICE]
+    study = arena.Player("fast", "racer", arena.study_latency(300))
+    policy, config = study.take_seat(SpitConfig(), 1)
+    assert policy.latency == config.latency[1] == arena.study_latency(300)
+
+
+class _Fixed:
+    """A racer whose belief the route cannot change (it hides the latency hook)."""
+
+    def __init__(self, latency):
+        self.bot = RacerBot(latency=latency)
+
+    def __call__(self, observations, action_masks, rng):
+        return self.bot(observations, action_masks, rng)
+
+
+def test_arena_games_play_as_a_racer_built_with_that_belief():
+    """The games of "racer@expert" are those of a racer constructed believing expert in a seat at
+    expert latency, not those of one believing club: the belief reaches the games."""
+    for name in ("expert", "club"):
+        register_policy(f"racer-believing-{name}", lambda n=name: _Fixed(n), overwrite=True)
+    ids, config = np.arange(6), SpitConfig(latency=("expert", "club"))
+    kw = dict(seed=3, batch_size=3)
+    via_profile = arena.run_games("racer@expert", "greedy", ids, **kw)
+    expert = arena.run_games("racer-believing-expert", "greedy", ids, config=config, **kw)
+    club = arena.run_games("racer-believing-club", "greedy", ids, config=config, **kw)
+    for key in ("winner", "steps", "clock_ms"):
+        np.testing.assert_array_equal(via_profile[key], expert[key])
+    assert (via_profile["clock_ms"] != club["clock_ms"]).any()
+
+
+def test_replay_and_realtime_bots_believe_their_profiles(spy):
+    from experiments.realtime.engine import RealtimeGame
+    from experiments.replay import play_game
+
+    record = play_game(["spy-racer@expert", "spy-racer"], seed=1,
+                       config=SpitConfig(latency="novice", max_game_ms=20_000))
+    assert spy == [EXPERT, NOVICE]
+    assert SpitConfig.from_dict(record["config"]).latency == (EXPERT, NOVICE)
+    game = RealtimeGame("spy-racer@expert", human_seat=0)
+    assert spy[-1] == EXPERT and game.policy.latency == EXPERT
+    assert game.config.latency[1] == EXPERT
+
+
+def test_planner_rollout_seats_believe_the_config(spy):
+    from agents.planner import PlannerBot
+
+    planner = PlannerBot(rollouts=2, horizon_ms=500, rollout_policy="spy-racer")
+    env = gymnasium.make("Spit-v0", opponent=planner, learner_seat=0,
+                         config=SpitConfig(latency=("expert", "novice"), max_game_ms=20_000))
+    env.reset(seed=0)
+    for _ in range(30):
+        mask = env.unwrapped.action_masks()
+        env.step(int(np.flatnonzero(mask)[-1]))
+    assert set(spy) == {EXPERT, NOVICE}  # each rollout seat believes its own seat's latency
+
+
+def test_the_profile_route_is_the_only_caller_of_the_latency_hook():
+    callers = []
+    for folder in ("spit_env", "agents", "experiments"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Attribute) and node.attr == "with_latency" \
+                        and path.relative_to(ROOT).as_posix() != "spit_env/policy.py":
+                    callers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+                if isinstance(node, ast.Constant) and node.value == "with_latency" \
+                        and path.relative_to(ROOT).as_posix() != "spit_env/policy.py":
+                    callers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not callers, f"the latency hook is looked up outside apply_profile: {callers}"
