@@ -9,7 +9,6 @@ entry in :data:`CHECKS`.
 
 from __future__ import annotations
 
-import importlib
 import re
 import subprocess
 import sys
@@ -72,11 +71,6 @@ SHRINK = {
     "own_bot": {'"racer"], 200)': '"racer"], 1, config=spit_env.SpitConfig(max_game_ms=20_000))'},
 }
 
-#: snippets that need a module not on main yet: xfail until it lands (strict: remove the marker
-#: when the snippet passes)
-PENDING = {"own_bot": "agents.arena"}
-
-
 def _snippet(name: str) -> str:
     key = CHECKS[name][0]
     found = [s for s in readme_snippets() if key in s]
@@ -93,19 +87,11 @@ def test_every_snippet_has_a_check():
             f"{snippet}")
 
 
-def _params() -> list:
-    return [pytest.param(name, id=name, marks=[pytest.mark.xfail(
-        reason=f"{PENDING[name]} is not on main yet", raises=ImportError, strict=True)]
-        if name in PENDING else []) for name in CHECKS]
-
-
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", list(CHECKS))
 def test_readme_snippet_runs_and_does_what_it_says(name, tmp_path):
     _, needs, check = CHECKS[name]
     for module in needs:
         pytest.importorskip(module)
-    if name in PENDING:
-        importlib.import_module(PENDING[name])
     code = _snippet(name)
     for old, new in SHRINK.get(name, {}).items():
         assert old in code, f"README snippet {name!r} no longer holds {old!r}: update SHRINK"
