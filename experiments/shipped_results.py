@@ -2,7 +2,7 @@
 
 The games are duplicate deals at equal latency; the table is written with the model file's
 SHA-256 (so a test can tell when the figures no longer belong to the shipped file) and its
-training run's history::
+training run's history. Run::
 
     python -m experiments.shipped_results --run runs/ppo_long --command "python -m ..."
 
