@@ -1,16 +1,17 @@
-"""Heuristic Spit bots, batched: each maps ``(observations (B, D) float32, action_masks (B, A) bool,
-rng)`` to ``(B,) int64`` legal action ids, with array operations only (no per-game Python loop).
+"""Heuristic Spit bots, batched, with array operations only (no per-game Python loop).
 
-Every bot reads only the observation (layout ``spit_env.rules.OBSERVATION``, decoded by
-``spit_env.read_observation``: :class:`TableView` holds the fields the bots use, under the same
-names) and the mask, so it plays either seat of any adapter. Pile indices are egocentric (0 =
-own centre pile, 1 = opponent's); the opponent's move in flight is shown in the opponent's own
-egocentric ids, so its pile ``c`` is our pile ``1 - c``.
+Each bot is a policy: it maps ``(observations (B, D) float32, action_masks (B, A) bool, rng)`` to
+``(B,) int64`` legal action ids. Every bot reads only the observation (layout
+``spit_env.rules.OBSERVATION``, decoded by ``spit_env.read_observation``: :class:`TableView` holds
+the fields the bots use, under the same names) and the mask, so it plays either seat of any
+adapter. Pile indices are egocentric (0 = own centre pile, 1 = opponent's); the opponent's move in
+flight is shown in the opponent's own egocentric ids, so its pile ``c`` is our pile ``1 - c``.
 
 The bots, weakest first (measured by ``python -m experiments.tournament``):
 
 * :class:`RandomBot` (``"random"``): uniformly random among all legal moves, WAIT included. In
-  the play phase WAIT is always legal, so it idles often (the D17 stall timeout ends the idling); it is the floor, not a model of a person.
+  the play phase WAIT is always legal, so it idles often (the D17 stall timeout ends the
+  idling); it is the floor, not a model of a person.
 * :class:`GreedyBot` (``"greedy"``): never idles when it can act. Priority: a random legal PLAY;
   else a random FLIP (auto_flip off, D5); else a random FILL (D6); in the slap phase (D11) it slaps
   the smaller centre pile (own pile on a tie), since the pile taken joins the slapper's next pack.
@@ -135,8 +136,16 @@ def read_table(observations: np.ndarray) -> TableView:
 
 
 def _neighbour_tables(adjacent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two (14,) int64 tables: the ranks r with ``adjacent[r, q]`` (a card of rank r fits a pile
-    of top q), at most two per q, padded with 14 (an always-empty column)."""
+    """The neighbours of each pile top, as two (14,) int64 tables.
+
+    Args:
+        adjacent: (14, 14) bool, ``adjacent[r, q]``: a card of rank r fits a pile of top q (D1,
+            ``rules.ADJACENT``; index 0 is "no card").
+
+    Returns:
+        ``(first, second)``: for each top q, the ranks r with ``adjacent[r, q]`` (at most two),
+        padded with 14 (an always-empty column of the bots' rank tables).
+    """
     nb = np.full((2, adjacent.shape[0]), 14, np.int64)
     for q in range(adjacent.shape[0]):
         rs = np.flatnonzero(adjacent[:, q])
@@ -146,8 +155,16 @@ def _neighbour_tables(adjacent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _pick(scores: np.ndarray, allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Per row, the column of the highest score among ``allowed`` ones, ties broken uniformly at
-    random with ``rng``; -1 for a row with nothing allowed. scores, allowed: (B, K)."""
+    """Per row, the column of the highest score among the allowed ones.
+
+    Args:
+        scores: (B, K) float, the score of each column.
+        allowed: (B, K) bool, the columns that may be picked.
+        rng: breaks ties uniformly at random (one ``rng.random((B, K))`` draw).
+
+    Returns:
+        (B,) int64 column index, -1 for a row with nothing allowed.
+    """
     # A jitter far below any meaningful score gap breaks exact ties uniformly.
     jitter = rng.random(allowed.shape) * 1e-6
     s = np.where(allowed, scores + jitter, -np.inf)
@@ -161,17 +178,28 @@ def _slap_smaller(view: TableView) -> np.ndarray:
 
 
 class RandomBot:
-    """``"random"``: a uniformly random legal move per row, WAIT included where legal (always, but in the slap phase).
+    """``"random"``: a uniformly random legal move per row, WAIT included where legal.
 
-    Deterministic given ``rng``: ``spit_env.policy.uniform_legal_actions``, one
-    ``rng.random((B, A))`` draw per call.
+    WAIT is legal in every phase but the slap phase (D11). Deterministic given ``rng``:
+    ``spit_env.policy.uniform_legal_actions``, one ``rng.random((B, A))`` draw per call.
     """
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
+        """The policy call: (B,) int64 legal action ids for a batch.
+
+        Args:
+            observations: (B, D) float32, layout ``rules.OBSERVATION`` (not read by this bot).
+            action_masks: (B, A) bool legal moves.
+            rng: the only randomness used.
+
+        Raises:
+            ValueError: ``observations`` not (B, D) or ``action_masks`` not a (B, A) bool array.
+        """
         _, masks = _check_inputs(observations, action_masks)
         return self.act(None, masks, rng)
 
-    def act(self, view: TableView | None, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def act(self, view: TableView | None, masks: np.ndarray,
+            rng: np.random.Generator) -> np.ndarray:
         """The moves for an already decoded table (the view is not needed here)."""
         return uniform_legal_actions(masks, rng)
 
@@ -182,11 +210,22 @@ class RandomBot:
 class GreedyBot:
     """``"greedy"``: act at once whenever anything but WAIT is legal.
 
-    Priority per row: a uniformly random legal PLAY; else a random FLIP (D5, auto_flip off); else a
-    random FILL (D6); in the slap phase (D11) SLAP the smaller centre pile (own on a tie); else WAIT.
+    Priority per row: a uniformly random legal PLAY; else a random FLIP (D5, auto_flip off); else
+    a random FILL (D6); in the slap phase (D11) SLAP the smaller centre pile (own on a tie); else
+    WAIT.
     """
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
+        """The policy call: (B,) int64 legal action ids for a batch.
+
+        Args:
+            observations: (B, D) float32, layout ``rules.OBSERVATION``.
+            action_masks: (B, A) bool legal moves.
+            rng: the only randomness used.
+
+        Raises:
+            ValueError: ``observations`` not (B, D) or ``action_masks`` not a (B, A) bool array.
+        """
         obs, masks = _check_inputs(observations, action_masks)
         return self.act(read_table(obs), masks, rng)
 
@@ -228,7 +267,8 @@ class ChainBot:
         ValueError: a negative weight.
     """
 
-    def __init__(self, reveal_weight: float = 4.0, chain_weight: float = 1.0, wrap_ranks: bool = True):
+    def __init__(self, reveal_weight: float = 4.0, chain_weight: float = 1.0,
+                 wrap_ranks: bool = True):
         self.reveal_weight = check_number("reveal_weight", reveal_weight, 0)
         self.chain_weight = check_number("chain_weight", chain_weight, 0)
         self.wrap_ranks = bool(wrap_ranks)
@@ -249,9 +289,17 @@ class ChainBot:
 
     def _fitting_places(self, ranks: np.ndarray, place_bits: np.ndarray,
                         new_top: np.ndarray) -> np.ndarray:
-        """(B, S, 2) int64 bit sets: bit ``place_bits[k]`` of ``[b, s, c]`` is set when the
-        face-up rank ``ranks[b, k]`` ((B, K) ints, 14: none) fits pile 0 or pile 1 of
-        ``new_top[b, s, c]`` ((B, S, 2, 2), the tops after PLAY(s, c))."""
+        """Which places' face-up tops fit a centre pile after each PLAY(s, c), as bit sets.
+
+        Args:
+            ranks: (B, K) int64 face-up ranks 1-13 of K places, 0 for none (fits nothing).
+            place_bits: (K,) int64, the bit that stands for place k.
+            new_top: (B, S, 2, 2) int64, the pile tops after each PLAY(s, c) (``_after_play``).
+
+        Returns:
+            (B, S, 2) int64: bit ``place_bits[k]`` of ``[b, s, c]`` is set when ``ranks[b, k]``
+            fits pile 0 or pile 1 of ``new_top[b, s, c]``.
+        """
         # by_rank[b, r]: the bits of the places holding a face-up rank r (column 14 stays 0); a
         # card fits a pile of top q iff its rank is one of q's (at most two) neighbours, so the
         # places fitting pile 0 or pile 1 after play (s, c) are an OR of four lookups
@@ -261,21 +309,31 @@ class ChainBot:
                               minlength=b * 15).astype(np.int64)
         tops = new_top.reshape(b, -1)
         nb1, nb2 = self._neighbours
-        fit = (by_rank.take(row0 + nb1.take(tops)) | by_rank.take(row0 + nb2.take(tops))).reshape(new_top.shape)
+        fit = (by_rank.take(row0 + nb1.take(tops))
+               | by_rank.take(row0 + nb2.take(tops))).reshape(new_top.shape)
         return fit[..., 0] | fit[..., 1]
 
-    def _follow_count(self, ranks: np.ndarray, new_top: np.ndarray, exclude_self: bool) -> np.ndarray:
-        """(B, S, 2): how many of ``ranks`` (B, S) fit some pile of ``new_top`` (B, S, 2, 2),
-        leaving out place s itself when ``exclude_self`` (the card just played)."""
+    def _follow_count(self, ranks: np.ndarray, new_top: np.ndarray,
+                      exclude_self: bool) -> np.ndarray:
+        """(B, S, 2) int64: how many of ``ranks`` fit some pile after each PLAY(s, c).
+
+        Args:
+            ranks: (B, S) int64 face-up ranks, 0 for none.
+            new_top: (B, S, 2, 2) int64, the pile tops after each PLAY(s, c).
+            exclude_self: leave out place s itself (the card just played).
+        """
         bits = self._fitting_places(ranks, _PLACE_BIT, new_top)
         if exclude_self:
             bits &= _NOT_SELF
         return _POPCOUNT.take(bits)
 
     def _follow_counts(self, mine: np.ndarray, theirs: np.ndarray, new_top: np.ndarray):
-        """Both counts racer needs in one pass: ``_follow_count(mine, new_top, True)`` and
-        ``_follow_count(theirs, new_top, False)`` (our places in bits 0-4 of the words, the
-        opponent's in bits 5-9)."""
+        """The two counts the racer needs, in one pass.
+
+        Returns:
+            ``(_follow_count(mine, new_top, True), _follow_count(theirs, new_top, False))``, both
+            (B, S, 2) int64 (our places in bits 0-4 of the words, the opponent's in bits 5-9).
+        """
         bits = self._fitting_places(np.concatenate([mine, theirs], axis=1), _PLACE_BIT_2, new_top)
         return _POPCOUNT.take(bits & _NOT_SELF), _POPCOUNT.take(bits >> N_STOCKS)
 
@@ -315,6 +373,7 @@ class ChainBot:
         return np.where(slap, slap_id, out).astype(np.int64)
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
+        """The policy call: (B,) int64 legal action ids for a batch (as :class:`GreedyBot`)."""
         obs, masks = _check_inputs(observations, action_masks)
         return self.act(read_table(obs), masks, rng)
 
@@ -384,7 +443,8 @@ class RacerBot(ChainBot):
         self._late = 1.0 - np.searchsorted(mine, t, side="right") / mine.size
         theirs = np.sort(self.opponent_latency.table)[_QUANTILE_STEP // 2::_QUANTILE_STEP]
         after = t[:, None] + theirs[None, :]
-        self._late_after_opp = (1.0 - np.searchsorted(mine, after, side="right") / mine.size).mean(axis=1)
+        late_after = 1.0 - np.searchsorted(mine, after, side="right") / mine.size
+        self._late_after_opp = late_after.mean(axis=1)
 
     def _params(self) -> dict:
         return dict(deny_weight=self.deny_weight, bounce_weight=self.bounce_weight,
@@ -393,11 +453,21 @@ class RacerBot(ChainBot):
                     chain_weight=self.chain_weight, wrap_ranks=self.wrap_ranks)
 
     def with_latency(self, latency, opponent_latency=None) -> RacerBot:
-        """A copy of this bot believing its own latency is ``latency`` (a Latency, preset name
-        or whole ms), and the opponent's ``opponent_latency`` if given (else unchanged).
+        """A copy of this bot with new beliefs about the latencies (D7).
 
         The latency hook of ``spit_env.policy.Policy``: ``apply_profile`` calls it with the
-        latency of the seat the bot takes."""
+        latency of the seat the bot takes.
+
+        Args:
+            latency: its own latency (a Latency, preset name or whole ms).
+            opponent_latency: the opponent's, in the same forms; None keeps this bot's belief.
+
+        Returns:
+            A new RacerBot with the same weights; this one is left as it was.
+
+        Raises:
+            ValueError: a bad latency.
+        """
         theirs = self.opponent_latency if opponent_latency is None else opponent_latency
         return RacerBot(latency, theirs, **self._params())
 
@@ -406,11 +476,16 @@ class RacerBot(ChainBot):
         return self._late[np.clip(np.rint(time_ms), 0, _HORIZON_MS).astype(np.int64)]
 
     def p_late_after_opponent(self, time_ms: np.ndarray) -> np.ndarray:
-        """(B,) probability that our next move lands after a move the opponent decides in
-        ``time_ms`` (B,) ms."""
+        """(B,) float64 probability that our next move lands after the opponent's next one.
+
+        Args:
+            time_ms: (B,) ms until the opponent decides (its move in flight lands; 0 when it is
+                free), clipped to 0-1000 ms; its move then takes its latency L'.
+        """
         return self._late_after_opp[np.clip(np.rint(time_ms), 0, _HORIZON_MS).astype(np.int64)]
 
     def play_scores(self, view: TableView) -> np.ndarray:
+        """(B, S, 2) float64 score of each PLAY(s, c): the chain score plus the races."""
         return self.scores_and_doomed(view)[0]
 
     def scores_and_doomed(self, view: TableView) -> tuple[np.ndarray, np.ndarray]:
@@ -419,17 +494,22 @@ class RacerBot(ChainBot):
         return scores, doomed
 
     def analysis(self, view: TableView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The racer's whole reading of each PLAY(s, c), all (B, S, 2), meaningful where the
-        play is legal: its score (float64), whether it is doomed (bool), and the two counts the
-        score is built from (int64): ``follow``, our other face-up tops that fit a centre top
-        after the play, and ``deny``, the opponent's face-up tops that do."""
+        """The racer's whole reading of each PLAY(s, c), meaningful where the play is legal.
+
+        Returns:
+            ``(scores, doomed, follow, deny)``, all (B, S, 2): the score (float64), whether the
+            play is doomed (bool), and the two counts the score is built from (int64):
+            ``follow``, our other face-up tops that fit a centre top after the play, and
+            ``deny``, the opponent's face-up tops that do.
+        """
         b = view.self_stock_top_rank.shape[0]
         rows = np.arange(b)
         new_top = self._after_play(view)
         follow, deny = self._follow_counts(view.self_stock_top_rank, view.opp_stock_top_rank,
                                            new_top)
         reveal = (view.self_stock_height >= 2)[:, :, None]
-        scores = self.reveal_weight * reveal + self.chain_weight * follow  # as ChainBot.play_scores
+        # as ChainBot.play_scores
+        scores = self.reveal_weight * reveal + self.chain_weight * follow
         scores = scores - self.deny_weight * deny
 
         # the opponent's PLAY in flight: which of our piles, which card, does it fit now
@@ -459,6 +539,7 @@ class RacerBot(ChainBot):
                 follow, deny)
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
+        """The policy call: (B,) int64 legal action ids for a batch (as :class:`GreedyBot`)."""
         obs, masks = _check_inputs(observations, action_masks)
         return self.act(read_table(obs), masks, rng)
 

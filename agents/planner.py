@@ -62,13 +62,20 @@ _MAX_ROLLOUT_STEPS = 100_000  # every step advances the clock; more is a core bu
 
 
 def make_planner(**kwargs) -> PlannerBot:
-    """The ``"planner"`` profile (entry point): :class:`PlannerBot` with PROFILES["planner"],
-    any keyword overriding it."""
+    """The ``"planner"`` profile (entry point): :class:`PlannerBot` with PROFILES["planner"].
+
+    Args:
+        **kwargs: :class:`PlannerBot` arguments, each overriding the profile's.
+    """
     return PlannerBot(**{**PROFILES["planner"], **kwargs})
 
 
 def make_planner_fast(**kwargs) -> PlannerBot:
-    """The ``"planner-fast"`` profile (entry point): PROFILES["planner-fast"], overridable."""
+    """The ``"planner-fast"`` profile (entry point): PROFILES["planner-fast"].
+
+    Args:
+        **kwargs: :class:`PlannerBot` arguments, each overriding the profile's.
+    """
     return PlannerBot(**{**PROFILES["planner-fast"], **kwargs})
 
 
@@ -127,8 +134,8 @@ class PlannerBot:
         self.rollout_policy = rollout_policy
         self._default = make_policy(rollout_policy)  # checks the name now
         if reads_public_table(self._default):
-            raise ValueError(f"rollout_policy must be a policy of observations alone, not one that plans on "
-                             f"the public table, got {rollout_policy!r}")
+            raise ValueError(f"rollout_policy must be a policy of observations alone, not one "
+                             f"that plans on the public table, got {rollout_policy!r}")
         self._seat_policies: dict = {}
         self.last_stats: dict = {}
 
@@ -160,8 +167,8 @@ class PlannerBot:
         by_view = hasattr(pols[0], "act")  # a heuristic bot: its table view straight from the state
         data = _view_of_state(sims, rows, seats) if by_view else core.observe(sims, rows, seats)
         if pols[0] is pols[1]:
-            return np.asarray(pols[0].act(data, masks, rng) if by_view else pols[0](data, masks, rng),
-                              np.int64)
+            return np.asarray(pols[0].act(data, masks, rng) if by_view
+                              else pols[0](data, masks, rng), np.int64)
         out = np.empty(rows.size, np.int64)
         for s in range(2):
             j = np.flatnonzero(seats == s)
@@ -171,8 +178,15 @@ class PlannerBot:
         return out
 
     # --- a decision ---------------------------------------------------------------------------
-    def __call__(self, observations, action_masks, rng: np.random.Generator, table=None) -> np.ndarray:
+    def __call__(self, observations, action_masks, rng: np.random.Generator,
+                 table=None) -> np.ndarray:
         """(B,) int64 legal moves for a batch of decisions (see the class docstring).
+
+        Args:
+            observations: (B, D) float32, layout ``rules.OBSERVATION``.
+            action_masks: (B, A) bool legal moves.
+            rng: the only randomness used (determinizations, streams, the rollouts' moves).
+            table: the ``spit_env.core.PublicTable`` of the same B rows, in the same order.
 
         Raises:
             ValueError: bad shapes, or a missing / mismatched ``table``.
@@ -183,24 +197,27 @@ class PlannerBot:
             raise ValueError(f"observations must have shape (B, {rules.OBS_DIM}), got {obs.shape}")
         b = obs.shape[0]
         if masks.shape != (b, rules.N_ACTIONS) or masks.dtype != bool:
-            raise ValueError(f"action_masks must be a ({b}, {rules.N_ACTIONS}) bool array, got shape "
-                             f"{masks.shape} dtype {masks.dtype}")
+            raise ValueError(f"action_masks must be a ({b}, {rules.N_ACTIONS}) bool array, got "
+                             f"shape {masks.shape} dtype {masks.dtype}")
         if not isinstance(table, core.PublicTable):
             raise ValueError("the planner reads the public table: call it with "
-                             "table=spit_env.core.public_table(state, rows, seats) of the same rows, "
-                             f"got {type(table).__name__}")
+                             "table=spit_env.core.public_table(state, rows, seats) of the same "
+                             f"rows, got {type(table).__name__}")
         if table.batch_size != b:
-            raise ValueError(f"table must hold the {b} rows of the observations, got {table.batch_size}")
+            raise ValueError(f"table must hold the {b} rows of the observations, "
+                             f"got {table.batch_size}")
         out = masks.argmax(axis=1).astype(np.int64)  # the only legal move, where there is one
         plan = np.flatnonzero(masks.sum(axis=1) >= 2)
-        self.last_stats = dict(decisions=int(plan.size), candidates=0, rollouts=0, rollout_steps=0,
-                               max_simulated_ms=0, max_step_start_ms=0, deviations=0)
+        self.last_stats = dict(decisions=int(plan.size), candidates=0, rollouts=0,
+                               rollout_steps=0, max_simulated_ms=0, max_step_start_ms=0,
+                               deviations=0)
         if plan.size == 0:
             return out
         values, cand_row, cand_action = self._evaluate(table, plan, masks[plan], rng)
         # The default policy's own move is the reference: another move is played only when its
         # rollouts beat the reference's on the same futures by ``confidence`` standard errors.
-        base = self._reference(table, plan, obs[plan], masks[plan], values, cand_row, cand_action, rng)
+        base = self._reference(table, plan, obs[plan], masks[plan], values, cand_row,
+                               cand_action, rng)
         ref = np.flatnonzero(cand_action == base[cand_row])  # one per plan row, in row order
         diff = values - values[ref[cand_row]]
         K = values.shape[1]
@@ -218,9 +235,12 @@ class PlannerBot:
         return out
 
     def _reference(self, table, plan, obs, masks, values, cand_row, cand_action, rng) -> np.ndarray:
-        """(n,) the reference move of each planned row: the default policy's own move for the
-        planner's seat; where that is not among the legal moves given (a caller's mask narrower
-        than the game's, e.g. WAIT taken out), the move with the best mean rollout value."""
+        """(n,) int64 reference move of each planned row (module docstring, step 4).
+
+        The default policy's own move for the planner's seat; where that is not among the legal
+        moves given (a caller's mask narrower than the game's, e.g. WAIT taken out), the move
+        with the best mean rollout value (the lowest action id among equals).
+        """
         pols = self._policies(table.state.config)
         seat = table.seat[plan]
         base = np.empty(plan.size, np.int64)
@@ -240,10 +260,19 @@ class PlannerBot:
         return base
 
     def _evaluate(self, table, plan: np.ndarray, masks: np.ndarray, rng: np.random.Generator):
-        """Mean rollout value of every legal move of the ``plan`` rows.
+        """The rollout values of every legal move of the ``plan`` rows.
 
-        Returns (values (C, K) float64 of each move's K rollouts, cand_row (C,) index into plan,
-        cand_action (C,) move)."""
+        Args:
+            table: the public table of the batch.
+            plan: (n,) int64 indices of the rows to plan.
+            masks: (n, A) bool legal moves of those rows.
+            rng: draws the determinizations, the streams and the rollouts' moves.
+
+        Returns:
+            ``(values, cand_row, cand_action)``: (C, K) float64, the value of each of the C
+            candidate moves in each of its K rollouts; (C,) int64 index into ``plan``; (C,)
+            int64 action id.
+        """
         K = self.rollouts
         cand_row, cand_action = np.nonzero(masks)
         C = cand_row.size
@@ -261,8 +290,17 @@ class PlannerBot:
         return values.reshape(C, K), cand_row, cand_action
 
     def _rollouts(self, sims, seat: np.ndarray, first: np.ndarray, rng) -> np.ndarray:
-        """Play every row of ``sims`` forward (row m's first move ``first[m]`` by ``seat[m]``)
-        and return (M,) float64 values from ``seat``'s side."""
+        """Play every row of ``sims`` forward to the end of its rollout.
+
+        Args:
+            sims: the core state of the M rollouts.
+            seat: (M,) int64, the planner's seat in each rollout.
+            first: (M,) int64, the first move of rollout m, played by ``seat[m]``.
+            rng: draws the default policy's moves.
+
+        Returns:
+            (M,) float64 values from ``seat``'s side (module docstring, step 3).
+        """
         cfg = sims.config
         pols = self._policies(cfg)
         M = sims.batch_size
@@ -324,10 +362,12 @@ _RANK = rules.CARD_RANK.astype(np.int64)  # index card + 1
 
 
 def _view_of_state(st, rows: np.ndarray, seats: np.ndarray) -> TableView:
-    """The heuristic bots' TableView of seat ``seats[j]`` in row ``rows[j]``, read from the core
-    state: the same values ``read_table(core.observe(st, rows, seats))`` decodes (the time to
-    landing clipped at 1 s, the opponent's move hidden unless the config shows it), without
-    building the observation vector (the rollouts' hot path)."""
+    """The heuristic bots' TableView of seat ``seats[j]`` in row ``rows[j]``, from the core state.
+
+    The same values ``read_table(core.observe(st, rows, seats))`` decodes (the time to landing
+    clipped at 1000 ms, the opponent's move hidden unless the config shows it), without building
+    the observation vector (the rollouts' hot path).
+    """
     me = rows * 2 + seats
     opp = me ^ 1
     top = st.top.reshape(-1, rules.N_STOCKS)
@@ -338,7 +378,8 @@ def _view_of_state(st, rows: np.ndarray, seats: np.ndarray) -> TableView:
     cn = st.centre_n.reshape(-1).astype(np.int64)
     fa = st.fl_action.reshape(-1).take(opp).astype(np.int64)
     busy = fa >= 0
-    ttl = np.where(busy, np.minimum(st.fl_land.reshape(-1).take(opp) - st.clock.take(rows), 1000), 0)
+    ttl = np.where(busy, np.minimum(st.fl_land.reshape(-1).take(opp) - st.clock.take(rows),
+                                    1000), 0)
     shown = busy & st.config.observe_opponent_move
     return TableView(
         phase=st.phase.take(rows).astype(np.int64),
@@ -347,7 +388,8 @@ def _view_of_state(st, rows: np.ndarray, seats: np.ndarray) -> TableView:
         opp_stock_height=height.take(opp, axis=0).astype(np.int64),
         centre_top_rank=np.stack([ct.take(me), ct.take(opp)], axis=1),
         centre_size=np.stack([cn.take(me), cn.take(opp)], axis=1),
-        opp_busy=busy, opp_time_to_land=ttl.astype(np.float64), opp_move_in_flight=np.where(shown, fa, -1),
+        opp_busy=busy, opp_time_to_land=ttl.astype(np.float64),
+        opp_move_in_flight=np.where(shown, fa, -1),
     )
 
 

@@ -1,5 +1,7 @@
-"""A trained MaskablePPO model as a batched policy, declared as ``"ppo"`` (entry point), and the
-model's input contract, the one rule training and playing share.
+"""A trained MaskablePPO model as a batched policy (``"ppo"``), and the model's input contract.
+
+The policy is declared as ``"ppo"`` by entry point; the input contract is the one rule training
+and playing share.
 
 ``agents.make("ppo", path="runs/x/model.zip")`` (or ``spit_env.policy.make_policy``) loads a model
 saved by ``experiments/train_ppo.py`` and returns a :class:`PPOPolicy`: it plays from the same seat
@@ -61,14 +63,18 @@ def mask_idle_wait(masks: np.ndarray) -> np.ndarray:
 
 
 def input_options(model) -> dict:
-    """The input options of ``model`` (or its policy): :data:`INPUT_OPTIONS` updated with the
-    ``spit_options`` saved with it."""
+    """The input options of ``model`` (or its policy), as a new dict.
+
+    :data:`INPUT_OPTIONS` updated with the ``spit_options`` saved with the model.
+    """
     return {**INPUT_OPTIONS, **(getattr(model, "spit_options", None) or {})}
 
 
 def input_size(options: dict) -> int:
-    """The length of the network's input: D, + 23 with ``obs_mask``, + 40 with
-    ``racer_features``."""
+    """The length of the network's input for input ``options`` (:data:`INPUT_OPTIONS`).
+
+    D, plus 23 with ``obs_mask``, plus 40 with ``racer_features``.
+    """
     return (OBS_DIM + (N_ACTIONS if options.get("obs_mask") else 0)
             + (RACER_FEATURES if options.get("racer_features") else 0))
 
@@ -115,8 +121,11 @@ def racer_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 
 def _check_batch(observations, action_masks) -> tuple[np.ndarray, np.ndarray]:
-    """(observations (B, D) float32, action_masks (B, 23)) as arrays, or ValueError naming
-    the argument whose shape is wrong."""
+    """``(observations (B, D) float32, action_masks (B, 23))`` as arrays.
+
+    Raises:
+        ValueError: naming the argument whose shape is wrong.
+    """
     obs = np.asarray(observations, dtype=np.float32)
     if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
         raise ValueError(f"observations must have shape (B, {OBS_DIM}), got {obs.shape}")
@@ -176,6 +185,10 @@ def shipped_model_path() -> Path:
 def load_model(path, device: str = "cpu"):
     """Load a MaskablePPO model saved by ``experiments/train_ppo.py`` (a ``.zip`` file).
 
+    Args:
+        path: the file, the file without its ``.zip``, or a run folder holding ``model.zip``.
+        device: the torch device to load on.
+
     Raises:
         ValueError: ``path`` does not exist or is not a MaskablePPO model.
     """
@@ -185,7 +198,8 @@ def load_model(path, device: str = "cpu"):
     candidates = [path, path.with_suffix(".zip"), path / "model.zip"]
     found = next((p for p in candidates if p.is_file()), None)
     if found is None:
-        raise ValueError(f"path: no model file at {str(path)!r} (looked for {[str(p) for p in candidates]})")
+        looked = [str(p) for p in candidates]
+        raise ValueError(f"path: no model file at {str(path)!r} (looked for {looked})")
     try:
         return MaskablePPO.load(found, device=device)
     except Exception as err:  # noqa: BLE001 - a corrupt or foreign zip: say which argument
@@ -213,7 +227,8 @@ class PPOPolicy:
 
     Raises:
         ValueError: a model whose observation or action space does not match Spit's (D, 23),
-            with D grown by its input options (:func:`input_size`); ``threads`` not None or an integer >= 1.
+            with D grown by its input options (:func:`input_size`); ``threads`` not None or an
+            integer >= 1.
     """
 
     def __init__(self, model, deterministic: bool = True, threads: int | None = 1):
@@ -252,12 +267,15 @@ class PPOPolicy:
         """A policy from a saved model file (see :func:`load_model`)."""
         return cls(load_model(path), deterministic=deterministic, threads=threads)
 
-    def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
-        """(B, 23) float32 unmasked action logits for (B, D) observations.
+    def logits(self, observations: np.ndarray,
+               action_masks: np.ndarray | None = None) -> np.ndarray:
+        """(B, 23) float32 unmasked action logits.
 
-        ``action_masks`` (B, 23) bool, the env's legal moves, is required by an ``obs_mask`` or
-        ``racer_features`` model (its input depends on them, :func:`model_input`) and ignored
-        otherwise.
+        Args:
+            observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION``.
+            action_masks: (B, 23) bool, the env's legal moves: required by an ``obs_mask`` or
+                ``racer_features`` model (its input depends on them, :func:`model_input`),
+                ignored otherwise.
 
         Raises:
             ValueError: such a model without ``action_masks``; bad shapes.
@@ -285,6 +303,17 @@ class PPOPolicy:
     def __call__(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
+        """The policy call: (B,) int64 legal action ids.
+
+        Args:
+            observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION``.
+            action_masks: (B, 23) bool legal moves (narrowed by ``mask_wait`` if the model has
+                it).
+            rng: draws the sampled moves of a stochastic policy (``deterministic=False``).
+
+        Raises:
+            ValueError: observations not (B, D) or masks not (B, 23).
+        """
         if len(action_masks) == 0:
             return np.zeros(0, dtype=np.int64)
         inputs, masks = model_input(observations, action_masks, self.options)
@@ -300,9 +329,15 @@ class PPOPolicy:
 
 def make_ppo(path=None, model=None, deterministic: bool = True,
              threads: int | None = 1) -> PPOPolicy:
-    """Registry factory for ``"ppo"``: ``path`` (a saved model), ``model`` (a MaskablePPO or its
-    policy), or neither: the shipped model (:func:`shipped_model_path`); ``deterministic`` and
-    ``threads`` as in :class:`PPOPolicy`.
+    """Registry factory for ``"ppo"``: a :class:`PPOPolicy` of a saved, given or shipped model.
+
+    Args:
+        path: a saved model (:func:`load_model`).
+        model: a MaskablePPO model or its policy.
+        deterministic: as in :class:`PPOPolicy`.
+        threads: as in :class:`PPOPolicy`.
+
+    With neither ``path`` nor ``model``, the shipped model (:func:`shipped_model_path`).
 
     Raises:
         ValueError: both given, a missing file, or a model that is not Spit's.

@@ -1,5 +1,6 @@
-"""A policy trained with RLlib (``experiments/train_rllib.py``) as a batched bot, declared as
-``"rllib"`` in the entry-point group ``spit_env.policies``.
+"""A policy trained with RLlib (``experiments/train_rllib.py``) as a batched bot, ``"rllib"``.
+
+The name is declared in the entry-point group ``spit_env.policies``.
 
 ``agents.make("rllib", path="runs/rllib/checkpoint")`` loads the trained RLModule from an RLlib
 checkpoint and returns an :class:`RLlibPolicy`, which plays from the seat view every policy gets
@@ -60,8 +61,11 @@ def require_ray():
 
 
 def is_rllib_checkpoint(path) -> bool:
-    """Whether ``path`` is a folder :func:`find_module_dir` can load a module from: an RLlib
-    algorithm checkpoint, a run folder holding one in ``checkpoint/``, or an RLModule folder."""
+    """Whether ``path`` is a folder :func:`find_module_dir` can load a module from.
+
+    That is an RLlib algorithm checkpoint, a run folder holding one in ``checkpoint/``, or an
+    RLModule folder.
+    """
     path = Path(path)
     return path.is_dir() and any(
         (p / "rllib_checkpoint.json").is_file() or (p / "class_and_ctor_args.pkl").is_file()
@@ -71,6 +75,11 @@ def is_rllib_checkpoint(path) -> bool:
 
 def find_module_dir(path, module_id: str = LEARNER_MODULE) -> Path:
     """The folder of RLModule ``module_id`` inside a checkpoint, a run folder or a module folder.
+
+    Args:
+        path: a run's ``--out`` folder, an algorithm checkpoint or an RLModule's own folder
+            (returned as it is).
+        module_id: the module to find (the learner's by default).
 
     Raises:
         ValueError: ``path`` is not a folder, holds no RLlib checkpoint, or has no module
@@ -97,9 +106,9 @@ def find_module_dir(path, module_id: str = LEARNER_MODULE) -> Path:
 
 
 class RLlibPolicy:
-    """A trained RLlib RLModule (:class:`agents.rllib_modules.MaskedPPOModule`) as a
-    :class:`spit_env.policy.Policy`.
+    """A trained RLlib RLModule (``agents.rllib_modules.MaskedPPOModule``) as a policy.
 
+    A :class:`spit_env.policy.Policy`:
     ``policy(observations (B, D) float32, action_masks (B, 23) bool, rng) -> (B,) int64``, always
     legal. With the module's ``mask_wait`` option (on by default in training) WAIT is taken out of
     every row that has another legal move, as in training.
@@ -135,8 +144,14 @@ class RLlibPolicy:
         self._torch = torch
 
     @classmethod
-    def load(cls, path, module_id: str = LEARNER_MODULE, deterministic: bool = True) -> RLlibPolicy:
+    def load(cls, path, module_id: str = LEARNER_MODULE,
+             deterministic: bool = True) -> RLlibPolicy:
         """A policy from a checkpoint (see :func:`find_module_dir`).
+
+        Args:
+            path: a run folder, an algorithm checkpoint or an RLModule folder.
+            module_id: the module to load (the learner's by default).
+            deterministic: as in :class:`RLlibPolicy`.
 
         Raises:
             RayMissingError: Ray is not installed.
@@ -149,12 +164,18 @@ class RLlibPolicy:
         try:
             module = RLModule.from_checkpoint(folder.resolve())
         except Exception as err:  # noqa: BLE001 - a corrupt or foreign checkpoint: say which
-            raise ValueError(f"path: cannot load an RLModule from {str(folder)!r} ({err})") from err
+            raise ValueError(
+                f"path: cannot load an RLModule from {str(folder)!r} ({err})") from err
         return cls(module, deterministic=deterministic)
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """(B, 23) float32 action logits, illegal actions (after ``mask_wait``) at a very large
-        negative value, for (B, D) observations and (B, 23) bool masks."""
+        """(B, 23) float32 action logits, as the module masks them.
+
+        Args:
+            observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION``.
+            action_masks: (B, 23) bool legal moves; the module takes WAIT out of them itself
+                (``mask_wait``) and puts every illegal action at a very large negative logit.
+        """
         torch = self._torch
         obs = {
             "observation": torch.as_tensor(np.asarray(observations, dtype=np.float32)),
@@ -167,6 +188,13 @@ class RLlibPolicy:
     def __call__(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
     ) -> np.ndarray:
+        """The policy call: (B,) int64 legal action ids.
+
+        Args:
+            observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION``.
+            action_masks: (B, 23) bool legal moves.
+            rng: draws the sampled moves of a stochastic policy (``deterministic=False``).
+        """
         masks = np.asarray(action_masks, dtype=bool)
         if len(masks) == 0:
             return np.zeros(0, dtype=np.int64)
@@ -185,6 +213,13 @@ class RLlibPolicy:
 def make_rllib(path=None, module=None, module_id: str = LEARNER_MODULE,
                deterministic: bool = True) -> RLlibPolicy:
     """Registry factory for ``"rllib"``: exactly one of ``path`` (a checkpoint) or ``module``.
+
+    Args:
+        path: a run folder, an algorithm checkpoint or an RLModule folder
+            (:meth:`RLlibPolicy.load`).
+        module: an RLModule already loaded.
+        module_id: the module to load from ``path``.
+        deterministic: as in :class:`RLlibPolicy`.
 
     Raises:
         RayMissingError: Ray is not installed (only when loading from ``path``).

@@ -74,6 +74,7 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
                          **kwargs)
 
     def setup(self):
+        """Build RLlib's networks for the flat input, then take the env's Dict space back."""
         super().setup()
         # The networks are built for the flat space; the module itself (what RLlib checks the
         # episodes against) takes the env's Dict space, as in RLlib's action-masking example.
@@ -90,12 +91,13 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         return mask
 
     def _flat(self, batch: dict):
-        """(a copy of ``batch`` whose obs is the flat network input, the legal mask)."""
+        """``(a copy of batch whose obs is the flat network input, the legal mask)``."""
         import torch
 
         obs = batch[Columns.OBS]
         if not isinstance(obs, dict):
-            raise ValueError("MaskedPPOModule needs dict observations {'observation', 'action_mask'}")
+            raise ValueError(
+                "MaskedPPOModule needs dict observations {'observation', 'action_mask'}")
         mask = self.legal_mask(obs)
         x = obs["observation"].float()
         if self.spit_options["obs_mask"]:
@@ -123,6 +125,7 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         return self._masked(super()._forward_train(flat, **kwargs), mask)
 
     def compute_values(self, batch, embeddings=None):
+        """The value head's (B,) estimates, for a batch of Dict observations (or embeddings)."""
         if embeddings is None:
             batch, _ = self._flat(batch)
         return super().compute_values(batch, embeddings)
@@ -140,9 +143,10 @@ class BotModule(RLModule):
     ``model_config``: ``{"bot": a registered name (e.g. "greedy"), "latency": the bot's
     seat latency (a :class:`spit_env.Latency` or preset name; default the config's), "seed":
     int}``. The bot takes its seat through ``spit_env.policy.apply_profile``, so one that models
-    its own latency (racer) believes that latency. The bot draws its random choices from a NumPy generator seeded with
-    ``seed`` and this process's global NumPy stream (which RLlib seeds per env runner when the
-    algorithm has a seed), so two env runners do not play the same random moves.
+    its own latency (racer) believes that latency. The bot draws its random choices from a NumPy
+    generator seeded with ``seed`` and this process's global NumPy stream (which RLlib seeds per
+    env runner when the algorithm has a seed), so two env runners do not play the same random
+    moves.
 
     Raises:
         ValueError: an unknown bot name or a bad space (at construction).
@@ -155,6 +159,7 @@ class BotModule(RLModule):
                          model_config=model_config, **kwargs)
 
     def setup(self):
+        """Seat the bot (``apply_profile``) and seed its generator."""
         from spit_env.config import SpitConfig
         from spit_env.policy import apply_profile
 

@@ -1,12 +1,17 @@
-"""Runnable experiments of spit-env, each with ``--help``:
+"""Runnable experiments of spit-env, each with ``--help``.
+
+::
 
     python -m experiments.train_ppo       train MaskablePPO against bots
-    python -m experiments.train_rllib     train RLlib PPO on Ray (the [scale] extra), local or a cluster
+    python -m experiments.train_rllib     train RLlib PPO on Ray (the [scale] extra), local or a
+                                          cluster
     python -m experiments.tournament      bot / model tournaments (--ray: as Ray tasks)
     python -m experiments.planner_study   the planner's strength by budget
     python -m experiments.benchmark       throughput of the batched core, the reference and the envs
-    python -m experiments.game_stats      how long games last and how they end (bots vs themselves)
-    python -m experiments.replay          one game as a JSON record (--json) and an HTML page (--out)
+    python -m experiments.game_stats      how long games last and how they end (bots vs
+                                          themselves)
+    python -m experiments.replay          one game as a JSON record (--json) and an HTML page
+                                          (--out)
     python -m experiments.play            you against a bot in the terminal (the [play] extra)
     python -m experiments.sb3_ceiling     SB3's own speed on an environment that costs nothing
     python -m experiments.ship_model      write a trained model into the package

@@ -44,8 +44,13 @@ __all__ = ["random_legal_actions", "bench_core", "bench_core_observed", "bench_r
            "main", "ADAPTER_BENCHMARKS"]
 
 def _select_tables(width: int = 12) -> tuple[np.ndarray, np.ndarray]:
-    """For every ``width``-bit word x: its number of set bits, and at ``x * width + j`` the
-    position of its j-th set bit (j counted from the lowest bit)."""
+    """Lookup tables of the set bits of every ``width``-bit word.
+
+    Returns:
+        ``(count, select)``: (2**width,) int64, the number of set bits of word x; and
+        (2**width * width,) int64, at ``x * width + j`` the position of x's j-th set bit (j
+        counted from the lowest bit).
+    """
     words = np.arange(1 << width)
     bits = (words[:, None] >> np.arange(width)) & 1
     count = bits.sum(axis=1).astype(np.int64)
@@ -90,7 +95,7 @@ def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarr
 
 
 def _timed(fn: Callable[[], int]) -> tuple[float, float, int]:
-    """(wall seconds, CPU seconds, game-steps) of one call of ``fn`` (which returns game-steps)."""
+    """``(wall s, CPU s, game-steps)`` of one call of ``fn``, which returns its game-steps."""
     w0, c0 = time.perf_counter(), time.process_time()
     n = fn()
     return time.perf_counter() - w0, time.process_time() - c0, n
@@ -98,9 +103,16 @@ def _timed(fn: Callable[[], int]) -> tuple[float, float, int]:
 
 def bench_core(config: SpitConfig, batch: int, steps: int, seed: int = 0, *,
                observe: bool = False) -> tuple[float, float]:
-    """(wall, CPU) game-steps/s of the core at batch size B = ``batch`` over ``steps`` steps;
-    with ``observe``, the loop also builds both seats' observations (``core.observe``,
-    (B, 2, D) float32) at every step, as a multi-agent trainer reading every game's state would."""
+    """``(wall, CPU)`` game-steps/s of the core, B = ``batch`` games stepped ``steps`` times.
+
+    Args:
+        config: the games' config.
+        batch: B, the games stepped at once (finished ones are reset with new game ids).
+        steps: the timed core steps (after a warm-up of a twentieth of them, at least 5).
+        seed: seeds the games and the random legal moves.
+        observe: also build both seats' observations (``core.observe``, (B, 2, D) float32) at
+            every step, as a multi-agent trainer reading every game's state would.
+    """
     rng = np.random.default_rng(seed)
     state = core.init(config, batch, seed)
     next_id = [batch]
@@ -164,9 +176,12 @@ ADAPTER_BENCHMARKS: list[Callable[[argparse.Namespace], list[dict]]] = []
 
 
 def bench_parallel_env(config: SpitConfig, steps: int, seed: int = 0) -> tuple[float, float]:
-    """(wall, CPU) steps/s of the PettingZoo ParallelEnv loop: both agents' random legal moves
-    read from the observations' action masks, ``env.step`` (events included), ``reset`` at the
-    end of a game. One step = one game-step, as in the core rows."""
+    """``(wall, CPU)`` steps/s of the PettingZoo ParallelEnv loop over ``steps`` steps.
+
+    The loop: both agents' random legal moves read from the observations' action masks,
+    ``env.step`` (events included), ``reset`` at the end of a game. One step = one game-step, as
+    in the core rows.
+    """
     import spit_env
 
     rng = np.random.default_rng(seed)
@@ -189,13 +204,22 @@ def bench_parallel_env(config: SpitConfig, steps: int, seed: int = 0) -> tuple[f
 
 def bench_vec_env(config: SpitConfig, batch: int, steps: int, seed: int = 0,
                   opponent: str = "greedy", training: bool = False) -> tuple[float, float]:
-    """(wall, CPU) learner decisions/s of ``SpitVecEnv(batch, opponent=opponent)`` with a random
-    legal learner: ``action_masks()``, the choice and ``step`` (which runs the core on while the
-    learner is busy, with the opponent bot deciding in batch, and auto-resets).
+    """``(wall, CPU)`` learner decisions/s of ``SpitVecEnv(batch, opponent=opponent)``.
 
-    ``training``: the environment as ``experiments.train_ppo`` runs it by default: up to
-    ``FORCED_WAIT_SKIPS`` forced WAITs played per step, and a learner that never WAITs while it
-    has another legal move (``--mask-wait``)."""
+    The learner plays random legal moves; the loop is ``action_masks()``, the choice and
+    ``step`` (which runs the core on while the learner is busy, with the opponent bot deciding in
+    batch, and auto-resets).
+
+    Args:
+        config: the games' config.
+        batch: the VecEnv's num_envs.
+        steps: the timed ``step`` calls.
+        seed: seeds the environment and the learner's moves.
+        opponent: the opponent policy's name or profile.
+        training: the environment as ``experiments.train_ppo`` runs it by default: up to
+            ``FORCED_WAIT_SKIPS`` forced WAITs played per step, and a learner that never WAITs
+            while it has another legal move (``--mask-wait``).
+    """
     from spit_env.envs.vec import SpitVecEnv
 
     rng = np.random.default_rng(seed)
@@ -229,12 +253,15 @@ def _adapter_rows(args: argparse.Namespace) -> list[dict]:
                  "ratio_to_core": wall / core1[0], "ratio_to": "core B=1"})
     # the PPO training sizes (num_envs 64-512), greedy and the strongest bot as opponents; the
     # last row is train_ppo's default environment (512 games, forced WAITs skipped, --mask-wait)
-    for b, opponent, training in ((1, "greedy", False), (64, "greedy", False), (256, "greedy", False),
-                                  (512, "greedy", False), (256, "racer", False), (512, "greedy", True)):
+    for b, opponent, training in ((1, "greedy", False), (64, "greedy", False),
+                                  (256, "greedy", False), (512, "greedy", False),
+                                  (256, "racer", False), (512, "greedy", True)):
         steps = max(10, {1: 600, 64: 150, 256: 60, 512: 40}[b] // scale)
-        core_b = _median_rate(lambda b=b, steps=steps: bench_core(config, b, 4 * steps), args.repeats)
+        core_b = _median_rate(lambda b=b, steps=steps: bench_core(config, b, 4 * steps),
+                              args.repeats)
         wall, cpu = _median_rate(lambda b=b, steps=steps, o=opponent, t=training:
-                                 bench_vec_env(config, b, steps, opponent=o, training=t), args.repeats)
+                                 bench_vec_env(config, b, steps, opponent=o, training=t),
+                                 args.repeats)
         rows.append({"name": f"SpitVecEnv B={b} {opponent}{' train' if training else ''}",
                      "steps_per_s": wall, "cpu_steps_per_s": cpu,
                      "unit": "learner decisions/s (each runs several core game-steps)"
@@ -249,8 +276,10 @@ ADAPTER_BENCHMARKS.append(_adapter_rows)
 
 def bench_planner(config: SpitConfig, batch: int, steps: int, profile: str = "planner",
                   seed: int = 0) -> tuple[float, float, float]:
-    """(wall, CPU) planned decisions/s of ``profile`` in seat 0 of ``batch`` games against racer
-    (seat 1), and the mean number of its rollouts per planned decision.
+    """``(wall, CPU, rollouts)``: the planner's decisions/s against racer, and its rollouts each.
+
+    ``profile`` plays seat 0 of ``batch`` games against racer (seat 1) for ``steps`` epochs; the
+    third figure is the mean number of its rollouts per planned decision.
 
     A *planned decision* is one with two or more legal moves (with one, the planner plays it
     without rollouts). The timed loop is the tournament's own (``agents.arena.Match``: the
@@ -327,7 +356,8 @@ def run(args: argparse.Namespace) -> dict:
     progress()
     for b in args.sizes:
         steps = core_steps.get(b, max(10, 400_000 // (b * (10 if args.quick else 1))))
-        wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core(config, b, steps), args.repeats)
+        wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core(config, b, steps),
+                                 args.repeats)
         state = core.init(config, b)
         results["core"].append({
             "batch_size": b, "game_steps_per_s": wall, "cpu_game_steps_per_s": cpu,
@@ -362,34 +392,43 @@ def _progress(total: int, quiet: bool) -> Callable[[], None]:
 
 def format_table(results: dict) -> str:
     """The results as a plain-text table."""
-    lines = [f"{'what':<22}{'game-steps/s':>16}{'(CPU time)':>16}{'x reference':>14}{'bytes/game':>12}"]
+    lines = [f"{'what':<22}{'game-steps/s':>16}{'(CPU time)':>16}{'x reference':>14}"
+             f"{'bytes/game':>12}"]
     ref = results["reference"]
-    lines.append(f"{'reference':<22}{ref['game_steps_per_s']:>16,.0f}{ref['cpu_game_steps_per_s']:>16,.0f}"
-                 f"{1.0:>14.2f}{'':>12}")
+    lines.append(f"{'reference':<22}{ref['game_steps_per_s']:>16,.0f}"
+                 f"{ref['cpu_game_steps_per_s']:>16,.0f}{1.0:>14.2f}{'':>12}")
     for row in results["core"]:
         lines.append(f"{'core B=' + str(row['batch_size']):<22}{row['game_steps_per_s']:>16,.0f}"
                      f"{row['cpu_game_steps_per_s']:>16,.0f}{row['ratio_to_reference']:>14.2f}"
                      f"{row['state_bytes_per_game']:>12}")
     for row in results.get("core_observed", []):
-        lines.append(f"{'core+obs B=' + str(row['batch_size']):<22}{row['game_steps_per_s']:>16,.0f}"
+        lines.append(f"{'core+obs B=' + str(row['batch_size']):<22}"
+                     f"{row['game_steps_per_s']:>16,.0f}"
                      f"{row['cpu_game_steps_per_s']:>16,.0f}{row['ratio_to_reference']:>14.2f}")
     for row in results["adapters"]:
-        ratio = f"  ({row['ratio_to_core']:.2f} x {row['ratio_to']})" if "ratio_to_core" in row else ""
+        ratio = (f"  ({row['ratio_to_core']:.2f} x {row['ratio_to']})" if "ratio_to_core" in row
+                 else "")
         if "ms_per_decision" in row:
             ratio = (f"  ({row['ms_per_decision']:.2f} ms per decision, "
                      f"{row['rollouts_per_decision']:.0f} rollouts each)")
-        lines.append(f"{row['name']:<30}{row['steps_per_s']:>16,.0f}  {row.get('unit', '')}{ratio}")
+        lines.append(f"{row['name']:<30}{row['steps_per_s']:>16,.0f}  {row.get('unit', '')}"
+                     f"{ratio}")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark from the command line (``--help``), print the table.
+
+    Returns:
+        the results, as :func:`run` gives them (also written to ``--json`` if given).
+    """
     parser = argparse.ArgumentParser(prog="python -m experiments.benchmark",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 4096],
                         help="batch sizes B of the core (default: 1 64 1024 4096)")
     parser.add_argument("--observed-sizes", type=int, nargs="*", default=[4096],
-                        help="batch sizes of the core row that also builds both seats' observations "
-                             "at every step (default: 4096; none: no such row)")
+                        help="batch sizes of the core row that also builds both seats' "
+                             "observations at every step (default: 4096; none: no such row)")
     parser.add_argument("--repeats", type=int, default=5,
                         help="timed runs per figure; the median is reported (default 5)")
     parser.add_argument("--quick", action="store_true", help="10x fewer steps (a smoke run)")

@@ -1,8 +1,8 @@
-"""How long a game of Spit lasts and how it ends, for bots playing themselves.
+r"""How long a game of Spit lasts and how it ends, for bots playing themselves.
 
 Run ``python -m experiments.game_stats --help``. Example (the table in docs/results/)::
 
-    python -m experiments.game_stats --players greedy,random --games 1000 \\
+    python -m experiments.game_stats --players greedy,random --games 1000 \
         --json docs/results/game_stats.json --markdown docs/results/game_stats.md
 
 For each player, ``--games`` games of the player against itself (game ids 0 .. games - 1 of
@@ -40,7 +40,10 @@ def game_statistics(player: str, games: int, *, config: SpitConfig | None = None
         player: a policy name or profile (``Player.parse``).
         games: the number of games (game ids 0 .. games - 1 of ``seed``), >= 1.
         config: the rules (default ``SpitConfig()``).
-        seed, batch_size, progress: as :func:`agents.arena.run_games`.
+        seed: the game seed (with the game ids, it fixes the deals and the streams).
+        batch_size: games stepped at once.
+        progress: called with the number of games that just finished
+            (:meth:`agents.arena.Match.run`); None: silent.
 
     Returns:
         a JSON-serialisable dict: "player", "games", for each quantity (rounds, steps, decisions,
@@ -84,7 +87,8 @@ def markdown_table(rows: list[dict], config: SpitConfig) -> str:
             q = r["minutes" if key == "clock_ms" else key]
             fmt = "{:.1f}" if key == "clock_ms" else "{:,.0f}"
             cells.append(f"{fmt.format(q['median'])} / {fmt.format(q['p90'])}")
-        cells += [f"{100 * r['ends'][k]:.1f}%" for k in ("won", "drawn", "max_rounds", "max_game_ms")]
+        cells += [f"{100 * r['ends'][k]:.1f}%"
+                  for k in ("won", "drawn", "max_rounds", "max_game_ms")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -93,18 +97,21 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m experiments.game_stats",
         description="Length and endings of games of Spit bots against themselves: rounds, "
-        "decision epochs, decisions and simulated minutes per game (median, 90th percentile), and "
-        "how the games end (a win, a draw, the max_rounds or the max_game_ms limit).")
+        "decision epochs, decisions and simulated minutes per game (median, 90th percentile), "
+        "and how the games end (a win, a draw, the max_rounds or the max_game_ms limit).")
     p.add_argument("--players", default="greedy,random",
-                   help="comma-separated policy names or profiles; each plays itself (default: %(default)s)")
-    p.add_argument("--games", type=int, default=1000, help="games per player (default: %(default)s)")
+                   help="comma-separated policy names or profiles; each plays itself "
+                        "(default: %(default)s)")
+    p.add_argument("--games", type=int, default=1000,
+                   help="games per player (default: %(default)s)")
     p.add_argument("--latency", default="club",
                    help="both seats' latency: preset name or whole ms (default: %(default)s)")
     p.add_argument("--stall-timeout-ms", default="3000",
                    help="D17 stall timeout in ms, or 'none' (default: %(default)s)")
     p.add_argument("--win-on-empty-hand", action="store_true", help="the D14 house rule")
     p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
-    p.add_argument("--batch", type=int, default=512, help="games stepped at once (default: %(default)s)")
+    p.add_argument("--batch", type=int, default=512,
+                   help="games stepped at once (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the statistics as JSON here")
     p.add_argument("--markdown", type=Path, help="write the Markdown table here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -1,8 +1,8 @@
-"""How much strategy is there in Spit? The planning bot measured against the heuristics.
+r"""How much strategy is there in Spit? The planning bot measured against the heuristics.
 
 Run ``python -m experiments.planner_study --help``. The published run (docs/results/)::
 
-    python -m experiments.planner_study --deals 1000 --workers 2 \\
+    python -m experiments.planner_study --deals 1000 --workers 2 \
         --json docs/results/planner.json --plot docs/results/planner_curve.png
 
 Two parts, both on duplicate deals at equal latency (the match library, ``agents.arena``: each
@@ -46,8 +46,17 @@ def run_pairing(player: Player | str, opponent: str, deals: int, *,
     """One duplicate-deal pairing, its deals split among ``workers`` processes.
 
     The deals are cut into ``workers`` near-equal chunks of consecutive game ids, each played in
-    both seat orders as two jobs (``agents.arena.GameJob``) on ``pool`` (a
-    ``concurrent.futures`` executor; None: here).
+    both seat orders as two jobs (``agents.arena.GameJob``) on ``pool``.
+
+    Args:
+        player: the player measured (a Player, name or profile).
+        opponent: its opponent's name or profile.
+        deals: the duplicate deals (game ids 0 .. deals - 1), each played twice.
+        config: the games' config (default ``SpitConfig()``).
+        seed: the game seed.
+        batch_size: games stepped at once per job.
+        workers: the number of chunks.
+        pool: a ``concurrent.futures`` executor to run the jobs on; None: in this process.
 
     Returns:
         a dict: "player", "opponent", "deals", "games", "wins", "losses", "draws",
@@ -75,14 +84,33 @@ def run_pairing(player: Player | str, opponent: str, deals: int, *,
             "mean_steps": r.mean_steps, "wall_seconds": wall}
 
 
-def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, curve_deals: int, *,
-          config: SpitConfig | None = None, seed: int = 0, batch_size: int = 512, workers: int = 1,
-          show_progress: bool = True, json_path: str | Path | None = None, resume: bool = False) -> dict:
-    """Run the table and the curve (module docstring); returns the JSON-serialisable result.
+def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
+          curve_deals: int, *, config: SpitConfig | None = None, seed: int = 0,
+          batch_size: int = 512, workers: int = 1, show_progress: bool = True,
+          json_path: str | Path | None = None, resume: bool = False) -> dict:
+    """Run the table and the curve (module docstring).
 
-    With ``json_path`` the result is written there after every pairing; with ``resume`` the
-    pairings already in that file (same player, opponent and deals, same config and seed) are
-    kept instead of played again, so a long study can be stopped and continued."""
+    Args:
+        budgets: the table's planner names or profiles.
+        opponents: the heuristics they play (names or profiles).
+        deals: duplicate deals per table pairing.
+        curve_rollouts: the rollouts per move of the curve's points (empty: no curve).
+        curve_opponent: the curve's opponent.
+        curve_deals: duplicate deals per curve point.
+        config: the games' config (default ``SpitConfig()``).
+        seed: the game seed.
+        batch_size: games stepped at once per process.
+        workers: processes (spawned) per pairing.
+        show_progress: a progress bar and one line per pairing.
+        json_path: write the result there after every pairing.
+        resume: keep the pairings already in ``json_path`` (same player, opponent and deals,
+            same config and seed) instead of playing them again, so a long study can be stopped
+            and continued.
+
+    Returns:
+        the JSON-serialisable result: the settings, "table" and "curve" (lists of
+        :func:`run_pairing` dicts; a curve point also has "rollouts").
+    """
     from tqdm import tqdm
 
     from agents import PLANNER_PROFILES
@@ -91,12 +119,13 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, c
     horizon = PLANNER_PROFILES["planner"]["horizon_ms"]
     for r in curve_rollouts:
         kw = {"rollouts": int(r), "horizon_ms": horizon}
-        jobs.append(("curve", Player(f"planner(rollouts={r})", "planner", None, kw), curve_opponent,
-                     curve_deals))
+        jobs.append(("curve", Player(f"planner(rollouts={r})", "planner", None, kw),
+                     curve_opponent, curve_deals))
     config = config or SpitConfig()
     out = {"deals": deals, "curve_deals": curve_deals, "seed": seed, "config": config.to_dict(),
            "profiles": PLANNER_PROFILES, "curve_horizon_ms": horizon, "workers": workers,
-           "scoring": "win 1, loss 0, draw or truncation 1/2; 95% Wilson intervals over 2 x deals games",
+           "scoring": "win 1, loss 0, draw or truncation 1/2; 95% Wilson intervals over "
+                      "2 x deals games",
            "table": [], "curve": []}
     done = _previous(json_path, out) if resume else {}
     bar = tqdm(total=len(jobs), desc="planner study", unit="pairing", disable=not show_progress)
@@ -108,8 +137,8 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, c
         for part, player, opponent, n in jobs:
             res = done.get((part, player.label, opponent, n))
             if res is None:
-                res = run_pairing(player, opponent, n, config=config, seed=seed, batch_size=batch_size,
-                                  workers=workers, pool=pool)
+                res = run_pairing(player, opponent, n, config=config, seed=seed,
+                                  batch_size=batch_size, workers=workers, pool=pool)
                 if part == "curve":
                     res["rollouts"] = player.kwargs["rollouts"]
             out[part].append(res)
@@ -127,8 +156,12 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str, c
 
 
 def _previous(json_path, out: dict) -> dict:
-    """The pairings of an earlier run at ``json_path`` made under the same config and seed,
-    keyed by (part, player, opponent, deals)."""
+    """The pairings of an earlier run at ``json_path`` made under the same config and seed.
+
+    Returns:
+        a dict keyed by (part, player, opponent, deals); empty if there is no such file or it
+        was made under another config or seed.
+    """
     if json_path is None or not Path(json_path).is_file():
         return {}
     old = json.loads(Path(json_path).read_text())
@@ -139,8 +172,15 @@ def _previous(json_path, out: dict) -> dict:
 
 
 def plot_curve(result: dict, path: str | Path | None = None):
-    """The win rate against the rollouts per move (log scale), with the 95% band; the budgets of
-    the table against the same opponent are marked. Returns the matplotlib Figure."""
+    """Plot the curve: the win rate against the rollouts per move (log scale), with the 95% band.
+
+    Args:
+        result: the dict of :func:`study`.
+        path: where to save the PNG, if given.
+
+    Returns:
+        the matplotlib Figure.
+    """
     import matplotlib.pyplot as plt
 
     pts = result["curve"]
@@ -158,33 +198,42 @@ def plot_curve(result: dict, path: str | Path | None = None):
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("rollouts per legal move and decision")
     ax.set_ylabel("win rate of the planner")
-    ax.set_title(f"Does thinking pay? ({result['curve_deals']} duplicate deals per point)", fontsize=10)
+    ax.set_title(f"Does thinking pay? ({result['curve_deals']} duplicate deals per point)",
+                 fontsize=10)
     ax.legend(fontsize=8)
     return save_figure(fig, path)
 
 
 def _parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m experiments.planner_study",
-                                description="The planning bot against the heuristics on duplicate deals: "
-                                "a table at two budgets and the win rate as a function of rollouts.")
+                                description="The planning bot against the heuristics on duplicate "
+                                "deals: a table at two budgets and the win rate as a function of "
+                                "rollouts.")
     p.add_argument("--budgets", default="planner-fast,planner",
                    help="planner names or profiles for the table (default: %(default)s)")
     p.add_argument("--opponents", default="random,greedy,racer",
                    help="the heuristics they play (default: %(default)s)")
-    p.add_argument("--deals", type=int, default=100, help="duplicate deals per pairing (default: %(default)s)")
+    p.add_argument("--deals", type=int, default=100,
+                   help="duplicate deals per pairing (default: %(default)s)")
     p.add_argument("--curve-rollouts", default="1,2,4,8,16",
-                   help="rollouts per move of the curve's points; empty: no curve (default: %(default)s)")
-    p.add_argument("--curve-opponent", default="racer", help="the curve's opponent (default: %(default)s)")
-    p.add_argument("--curve-deals", type=int, default=None, help="deals per curve point (default: --deals)")
+                   help="rollouts per move of the curve's points; empty: no curve "
+                        "(default: %(default)s)")
+    p.add_argument("--curve-opponent", default="racer",
+                   help="the curve's opponent (default: %(default)s)")
+    p.add_argument("--curve-deals", type=int, default=None,
+                   help="deals per curve point (default: --deals)")
     p.add_argument("--latency", default="club", help="both seats' latency (default: %(default)s)")
     p.add_argument("--max-game-ms", type=int, default=None,
-                   help="simulated time after which a game is truncated, a draw (D16; default: the config's)")
+                   help="simulated time after which a game is truncated, a draw (D16; default: "
+                        "the config's)")
     p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
-    p.add_argument("--batch", type=int, default=512, help="games stepped at once per process (default: %(default)s)")
+    p.add_argument("--batch", type=int, default=512,
+                   help="games stepped at once per process (default: %(default)s)")
     p.add_argument("--workers", type=int, default=1, help="processes (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the result as JSON here (after every pairing)")
     p.add_argument("--resume", action="store_true",
-                   help="keep the pairings already in --json (same config and seed) instead of playing them again")
+                   help="keep the pairings already in --json (same config and seed) instead of "
+                        "playing them again")
     p.add_argument("--plot", type=Path, help="write the curve PNG here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
@@ -200,7 +249,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
     try:
         args.curve_rollouts = [int(x) for x in args.curve_rollouts.split(",") if x.strip()]
     except ValueError:
-        p.error(f"--curve-rollouts must be whole numbers separated by commas, got {args.curve_rollouts!r}")
+        p.error("--curve-rollouts must be whole numbers separated by commas, "
+                f"got {args.curve_rollouts!r}")
     for spec in args.budgets + args.opponents + [args.curve_opponent]:
         problem = player_error(spec)
         if problem:
@@ -220,13 +270,15 @@ def _parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> dict:
+    """Run the study from the command line (``--help``); returns :func:`study`'s result."""
     args = _parse_args(argv)
     import matplotlib
 
     matplotlib.use("Agg")
-    result = study(args.budgets, args.opponents, args.deals, args.curve_rollouts, args.curve_opponent,
-                   args.curve_deals or args.deals, config=args.config, seed=args.seed,
-                   batch_size=args.batch, workers=args.workers, show_progress=not args.quiet,
+    result = study(args.budgets, args.opponents, args.deals, args.curve_rollouts,
+                   args.curve_opponent, args.curve_deals or args.deals, config=args.config,
+                   seed=args.seed, batch_size=args.batch, workers=args.workers,
+                   show_progress=not args.quiet,
                    json_path=args.json, resume=args.resume)
     if args.plot and result["curve"]:
         plot_curve(result, args.plot)

@@ -36,31 +36,36 @@ __all__ = ["main"]
 def _parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m experiments.play",
-        description="Play Spit against a bot in the terminal, in real time; your reaction times are "
-        "measured and set beside the latency presets, and the replay can be saved.",
+        description="Play Spit against a bot in the terminal, in real time; your reaction times "
+        "are measured and set beside the latency presets, and the replay can be saved.",
         epilog="Keys: 1-5 play a stock card where it fits, Q-T onto your pile, A-G onto the "
         "opponent's, Z-B fill an empty place, <-/-> slap, Esc stop.",
     )
     p.add_argument("--opponent", default="racer@club",
-                   help="the bot: a name (random, greedy, chain, racer; ppo, the trained model shipped with "
-                   "the package), a profile name@latency "
+                   help="the bot: a name (random, greedy, chain, racer; ppo, the trained model "
+                   "shipped with the package), a profile name@latency "
                    "(racer@expert, greedy@600) or a trained model path (default: %(default)s)")
-    p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (default: %(default)s)")
+    p.add_argument("--seat", type=int, choices=(0, 1), default=0,
+                   help="your seat (default: %(default)s)")
     p.add_argument("--motor-ms", type=int, default=50,
-                   help="fixed time from your key press to the card landing, ms (default: %(default)s)")
+                   help="fixed time from your key press to the card landing, ms "
+                        "(default: %(default)s)")
     p.add_argument("--tick-ms", type=int, default=25,
-                   help="how often an idle player gets to decide (the game's wait_ms), ms (default: %(default)s)")
+                   help="how often an idle player gets to decide (the game's wait_ms), ms "
+                        "(default: %(default)s)")
     p.add_argument("--slap-timeout-ms", type=int, default=5000,
-                   help="longest the game waits for your compulsory slap (D11), ms; your slap lands after "
-                        "your real time to the key + --motor-ms (default: %(default)s)")
+                   help="longest the game waits for your compulsory slap (D11), ms; your slap "
+                        "lands after your real time to the key + --motor-ms (default: %(default)s)")
     p.add_argument("--seed", type=int, default=None, help="game seed (default: from the clock)")
-    p.add_argument("--game", type=int, default=0, help="game id of that seed (default: %(default)s)")
+    p.add_argument("--game", type=int, default=0,
+                   help="game id of that seed (default: %(default)s)")
     p.add_argument("--save", type=Path, metavar="PATH",
                    help="where the replay is saved when you press S at the end: PATH.json and "
                    "PATH.html (default: replays/spit-<date-time>)")
     p.add_argument("--hints", action="store_true", help="mark the stock cards that can be played")
     args = p.parse_args(argv)
-    for flag, value, lo, hi in (("--motor-ms", args.motor_ms, 1, 10_000), ("--tick-ms", args.tick_ms, 1, 1000),
+    for flag, value, lo, hi in (("--motor-ms", args.motor_ms, 1, 10_000),
+                                ("--tick-ms", args.tick_ms, 1, 1000),
                                 ("--slap-timeout-ms", args.slap_timeout_ms, 0, 600_000)):
         if not lo <= value <= hi:
             p.error(f"{flag} must be in {lo}..{hi} ms, got {value}")
@@ -70,7 +75,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
     if problem:
         p.error(f"--opponent: {problem}")
     if args.save is not None and args.save.is_dir():
-        p.error(f"--save: {str(args.save)!r} is a folder; give a path without extension, e.g. replays/mygame")
+        p.error(f"--save: {str(args.save)!r} is a folder; give a path without extension, "
+                "e.g. replays/mygame")
     return args
 
 
@@ -80,12 +86,14 @@ def main(argv=None):
     try:
         from experiments.realtime.tui import PlayApp, summary_lines
     except ImportError as err:
-        sys.exit(f"error: the terminal game needs Textual ({err}); install it with: pip install -e \".[play]\"")
+        sys.exit(f"error: the terminal game needs Textual ({err}); install it with: "
+                 "pip install -e \".[play]\"")
     from experiments.realtime.engine import RealtimeGame
 
     seed = args.seed if args.seed is not None else int(datetime.now().timestamp()) % 1_000_000
-    game = RealtimeGame(args.opponent, human_seat=args.seat, motor_ms=args.motor_ms, tick_ms=args.tick_ms,
-                        seed=seed, game_id=args.game, slap_timeout_ms=args.slap_timeout_ms)
+    game = RealtimeGame(args.opponent, human_seat=args.seat, motor_ms=args.motor_ms,
+                        tick_ms=args.tick_ms, seed=seed, game_id=args.game,
+                        slap_timeout_ms=args.slap_timeout_ms)
     save = args.save or Path("replays") / datetime.now().strftime("spit-%Y%m%d-%H%M%S")
     app = PlayApp(game, save_to=save, hints=args.hints)
     app.run()

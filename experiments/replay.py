@@ -1,8 +1,9 @@
-"""Record one game between two players and write it as a replay: a JSON record and an HTML page.
+r"""Record one game between two players and write it as a replay: a JSON record and an HTML page.
 
 Run ``python -m experiments.replay --help``. Examples::
 
-    python -m experiments.replay --players racer,greedy@expert --seed 7 --out game.html --json game.json
+    python -m experiments.replay --players racer,greedy@expert --seed 7 --out game.html \
+        --json game.json
     python -m experiments.replay --players runs/ppo_greedy/model.zip,racer --out ppo.html
     python -m experiments.replay --load game.json --out game.html      # a saved record, re-drawn
 
@@ -42,7 +43,8 @@ def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_
     Args:
         players: two Players or player strings (names, profiles, model paths), seat 0 first.
         config: the rules (default SpitConfig()); a profile's latency replaces its seat's.
-        seed, game_id: which game (deal and random streams) of the core.
+        seed: the game seed.
+        game_id: which game of ``seed`` (its deal and random streams).
         progress: called with 1 after every step (e.g. a tqdm bar's ``update``).
 
     Returns:
@@ -67,15 +69,18 @@ def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_
 def _parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m experiments.replay",
-        description="Play one game of Spit between two players and write its replay: a versioned "
-        "JSON record (--json) and a self-contained HTML page (--out) with the table drawn as cards, "
-        "moves in flight, races, and a timeline; or draw a saved record again (--load).",
+        description="Play one game of Spit between two players and write its replay: a "
+        "versioned JSON record (--json) and a self-contained HTML page (--out) with the table "
+        "drawn as cards, moves in flight, races, and a timeline; or draw a saved record again "
+        "(--load).",
     )
     p.add_argument("--players", metavar="A,B",
-                   help="two players, seat 0 first: bot names (random, greedy, chain, racer), profiles "
-                   "name@latency (greedy@expert, racer@350) or trained model paths (runs/x/model.zip)")
+                   help="two players, seat 0 first: bot names (random, greedy, chain, racer), "
+                   "profiles name@latency (greedy@expert, racer@350) or trained model paths "
+                   "(runs/x/model.zip)")
     p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
-    p.add_argument("--game", type=int, default=0, help="game id of that seed (default: %(default)s)")
+    p.add_argument("--game", type=int, default=0,
+                   help="game id of that seed (default: %(default)s)")
     p.add_argument("--latency", default="club",
                    help="both seats' latency unless a profile says otherwise: preset name "
                    "(expert, club, novice) or whole ms (default: %(default)s)")
@@ -94,7 +99,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
         p.error("--load draws a saved game; it takes no --players")
     if args.out is None and args.json is None:
         p.error("nothing to write: give --out PAGE.html and/or --json RECORD.json")
-    if args.load is not None and args.json is not None and args.json.resolve() == args.load.resolve():
+    if args.load is not None and args.json is not None \
+            and args.json.resolve() == args.load.resolve():
         p.error("--json would overwrite the --load file")
     for path, flag in ((args.out, "--out"), (args.json, "--json")):
         if path is not None and path.is_dir():

@@ -1,16 +1,19 @@
 """SB3's own ceiling: how fast MaskablePPO trains train_ppo's network when the environment is free.
 
+::
+
     python -m experiments.sb3_ceiling                          # 262,144 steps, train_ppo defaults
     python -m experiments.sb3_ceiling --total-timesteps 500000 --json out/sb3_ceiling.json
 
 The model is the one ``experiments.train_ppo`` builds at its defaults (``Args()`` of
 ``experiments.ppo.args``: the network, ``n_steps``, ``batch_size``, ``n_epochs``, the learning
-rates and coefficients, one torch thread, CPU), trained by ``MaskablePPO.learn`` through ``VecMonitor`` as in training. Only the
-environment differs: :class:`ReplayVecEnv` replays a bank of real steps (the network's inputs,
-the masks it plays with, rewards and episode ends) recorded beforehand from train_ppo's own
-training environment, so every step costs an array lookup. Its steps per second are the most
-SB3 can do with this network on this machine; train_ppo's ``steps_per_second`` beside it shows
-what the real environment (and the rest of the training loop) costs.
+rates and coefficients, one torch thread, CPU), trained by ``MaskablePPO.learn`` through
+``VecMonitor`` as in training. Only the environment differs: :class:`ReplayVecEnv` replays a bank
+of real steps (the network's inputs, the masks it plays with, rewards and episode ends) recorded
+beforehand from train_ppo's own training environment, so every step costs an array lookup. Its
+steps per second are the most SB3 can do with this network on this machine; train_ppo's
+``steps_per_second`` beside it shows what the real environment (and the rest of the training
+loop) costs.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ class ReplayVecEnv(VecEnv):
     Args:
         obs: (T, B, K) float32 the network's inputs, step by step.
         masks: (T, B, 23) bool the masks the model plays with (``action_masks()``).
-        rewards: (T, B) float32; dones: (T, B) bool, the recorded step outcomes.
+        rewards: (T, B) float32, the recorded rewards.
+        dones: (T, B) bool, the recorded episode ends.
 
     Step t returns ``obs[t % T]`` whatever the actions; ``action_masks()`` are those of the
     current observation. Ended episodes carry no ``terminal_observation`` (none is truncated).
@@ -45,7 +49,8 @@ class ReplayVecEnv(VecEnv):
         self._t = 0
         self.render_mode = None
         t, b, k = obs.shape
-        super().__init__(b, spaces.Box(0.0, 1.0, (k,), np.float32), spaces.Discrete(masks.shape[2]))
+        super().__init__(b, spaces.Box(0.0, 1.0, (k,), np.float32),
+                         spaces.Discrete(masks.shape[2]))
 
     def reset(self):
         """Back to the first recorded step."""
@@ -89,8 +94,18 @@ class ReplayVecEnv(VecEnv):
 
 
 def record_bank(args, steps: int, seed: int):
-    """``steps`` steps of train_ppo's training environment at ``args`` (an ``Args``) with a
-    uniformly random learner over the playing masks: (obs, masks, rewards, dones) arrays."""
+    """Record ``steps`` steps of train_ppo's training environment with a random learner.
+
+    Args:
+        args: train_ppo's arguments (``experiments.ppo.args.Args``) the environment is built
+            with.
+        steps: the steps to record.
+        seed: the games' seed and the learner's.
+
+    Returns:
+        ``(obs, masks, rewards, dones)`` arrays as :class:`ReplayVecEnv` takes them; the learner
+        plays uniformly over the playing masks.
+    """
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     from experiments.ppo.envs import make_training_env
@@ -151,6 +166,11 @@ def run(total_timesteps: int, bank_steps: int = 64, seed: int = 0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Measure from the command line (``--help``) and print the result.
+
+    Returns:
+        the result, as :func:`run` gives it.
+    """
     parser = argparse.ArgumentParser(prog="python -m experiments.sb3_ceiling",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--total-timesteps", type=int, default=262_144,

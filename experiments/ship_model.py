@@ -1,7 +1,8 @@
-"""Write a trained model as the small file the package ships (``agents/models/ppo.zip``, which
-``agents.make("ppo")`` plays when no path is given).
+"""Write a trained model as the small file the package ships (``agents/models/ppo.zip``).
 
-    python -m experiments.ship_model runs/ppo_long/model.zip                 # -> agents/models/ppo.zip
+``agents.make("ppo")`` plays that file when no path is given::
+
+    python -m experiments.ship_model runs/ppo_long/model.zip            # -> agents/models/ppo.zip
     python -m experiments.ship_model runs/ppo_long/model.zip --out small.zip --no-half
 
 The result is still a MaskablePPO ``.zip`` that ``MaskablePPO.load`` and ``agents.make("ppo",

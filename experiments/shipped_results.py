@@ -1,6 +1,8 @@
-"""The shipped model's results: it plays every heuristic bot on duplicate deals at equal latency,
-and the table goes to docs/results/ppo_shipped.{json,md} with the file's SHA-256 (so a test can
-tell when the figures no longer belong to the shipped file) and its training run's history.
+"""The shipped model against every heuristic bot, written to docs/results/ppo_shipped.{json,md}.
+
+The games are duplicate deals at equal latency; the table is written with the model file's
+SHA-256 (so a test can tell when the figures no longer belong to the shipped file) and its
+training run's history. Run::
 
     python -m experiments.shipped_results --run runs/ppo_long --command "python -m ..."
 

@@ -1,9 +1,9 @@
-"""Round-robin tournament of policies with duplicate deals, and the latency study.
+r"""Round-robin tournament of policies with duplicate deals, and the latency study.
 
 Run ``python -m experiments.tournament --help``. Example::
 
-    python -m experiments.tournament --players random,greedy,chain,racer --games 1000 \\
-        --json out/tournament.json --csv out/tournament.csv --heatmap out/winrate.png \\
+    python -m experiments.tournament --players random,greedy,chain,racer --games 1000 \
+        --json out/tournament.json --csv out/tournament.csv --heatmap out/winrate.png \
         --latency-study racer --latency-json out/latency.json --latency-plot out/latency.png
 
 The games, pairings, intervals and ratings are the match library's (``agents.arena``: duplicate
@@ -18,8 +18,9 @@ address) and the table is the same, number for number. A smaller ``--chunk`` spr
 pairing over more CPUs (for the same seed, a different chunk size gives other random draws).
 
 The latency study (``--latency-study BOT``): the bot against itself, one seat's mean latency
-varied over ``--latency-grid`` (log-normal, sd = 20% of the mean like the presets, floor 150 ms),
-the other seat at ``--latency``; the win rate of the varied player with 95% bands.
+varied over ``--latency-grid`` (log-normal, sd = 20% of the mean as in the club preset, floored
+at 150 ms like every preset), the other seat at ``--latency``; the win rate of the varied player
+with 95% bands.
 """
 
 from __future__ import annotations
@@ -45,7 +46,14 @@ __all__ = ["main", "write_csv"]
 
 
 def write_csv(result: dict, path: str | Path) -> None:
-    """One row per pairing (the PairingResult fields), plus each player's rating in a second table."""
+    """Write the tournament as CSV: one row per pairing (the PairingResult fields).
+
+    Each player's rating goes to a second table beside it, ``<stem>_ratings.csv``.
+
+    Args:
+        result: the dict of :func:`agents.arena.round_robin`.
+        path: the pairings' CSV file (its folder is made if needed).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fields = list(result["pairings"][0])
@@ -65,20 +73,26 @@ def write_csv(result: dict, path: str | Path) -> None:
 def _parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m experiments.tournament",
-        description="Round robin of Spit bots with duplicate deals (each deal played twice, seats "
-        "swapped), win rates with 95%% Wilson intervals, Bradley-Terry ratings; optionally the "
-        "latency study of one bot.",
+        description="Round robin of Spit policies (bots and trained models) with duplicate deals "
+        "(each deal played twice, seats swapped), win rates with 95% Wilson intervals, "
+        "Bradley-Terry ratings; optionally the latency study of one bot.",
     )
     p.add_argument("--players", default="random,greedy,chain,racer",
-                   help="comma-separated policy names (ppo: the trained model shipped with the package), profiles name@latency, or paths of trained models (model.zip) (default: %(default)s)")
+                   help="comma-separated policy names (ppo: the trained model shipped with the "
+                        "package), profiles name@latency, or paths of trained models (model.zip) "
+                        "(default: %(default)s)")
     p.add_argument("--games", type=int, default=200,
-                   help="duplicate deals per pairing; each is played twice (default: %(default)s)")
+                   help="duplicate deals per pairing; each is played twice "
+                        "(default: %(default)s)")
     p.add_argument("--latency", default="club",
-                   help="both seats' default latency: preset name or whole ms (default: %(default)s)")
+                   help="both seats' default latency: preset name or whole ms "
+                        "(default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
-    p.add_argument("--batch", type=int, default=512, help="games stepped at once (default: %(default)s)")
+    p.add_argument("--batch", type=int, default=512,
+                   help="games stepped at once (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the tournament result as JSON here")
-    p.add_argument("--csv", type=Path, help="write one row per pairing as CSV here (+ _ratings.csv)")
+    p.add_argument("--csv", type=Path,
+                   help="write one row per pairing as CSV here (+ _ratings.csv)")
     p.add_argument("--heatmap", type=Path, help="write the win-rate heatmap PNG here")
     p.add_argument("--latency-study", metavar="BOT",
                    help="also run the latency study of this bot against itself")

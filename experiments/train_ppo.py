@@ -128,7 +128,8 @@ def parse_opponent(spec: str, what: str = "--opponent") -> list[list[tuple[str, 
             try:
                 w = float(weight)
             except ValueError:
-                raise ArgumentError(f"{what}: weight {weight!r} of {name!r} is not a number") from None
+                raise ArgumentError(
+                    f"{what}: weight {weight!r} of {name!r} is not a number") from None
             if not np.isfinite(w) or w < 0:
                 raise ArgumentError(f"{what}: weight of {name!r} must be >= 0, got {weight!r}")
             try:
@@ -171,11 +172,14 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
     if not 0 < args.clip_range <= 1:
         raise ArgumentError(f"--clip-range must be in (0, 1], got {args.clip_range}")
     if not args.net_arch or any(n <= 0 for n in args.net_arch):
-        raise ArgumentError(f"--net-arch must be one or more positive layer sizes, got {args.net_arch}")
+        raise ArgumentError(
+            f"--net-arch must be one or more positive layer sizes, got {args.net_arch}")
     if not 0 <= args.self_play_bot_weight <= 1:
-        raise ArgumentError(f"--self-play-bot-weight must be in [0, 1], got {args.self_play_bot_weight}")
+        raise ArgumentError(
+            f"--self-play-bot-weight must be in [0, 1], got {args.self_play_bot_weight}")
     if args.curriculum_threshold is not None and not 0 < args.curriculum_threshold <= 1:
-        raise ArgumentError(f"--curriculum-threshold must be in (0, 1], got {args.curriculum_threshold}")
+        raise ArgumentError(
+            f"--curriculum-threshold must be in (0, 1], got {args.curriculum_threshold}")
     stages = parse_opponent(args.opponent)
     needed = max(len(m) for m in stages) + (1 if args.self_play else 0)
     if needed > 1 and min(args.mix_groups, args.num_envs) < needed:
@@ -192,9 +196,11 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             )
         fr = list(args.curriculum_switch)
         if any(not 0 < f < 1 for f in fr) or fr != sorted(fr):
-            raise ArgumentError(f"--curriculum-switch must be increasing fractions in (0, 1), got {fr}")
+            raise ArgumentError(
+                f"--curriculum-switch must be increasing fractions in (0, 1), got {fr}")
     if args.curriculum_threshold is not None and len(stages) > 1 and args.eval_freq == 0:
-        raise ArgumentError("--curriculum-threshold needs evaluations during training (--eval-freq > 0)")
+        raise ArgumentError(
+            "--curriculum-threshold needs evaluations during training (--eval-freq > 0)")
     if args.league_weighting == "losses":
         if max(len(m) for m in stages) < 2:
             raise ArgumentError(
@@ -339,8 +345,8 @@ def train(args: Args) -> dict:
         t_collect = time.perf_counter() - t
         bc = behaviour_clone(model, *data, steps=args.bc_steps, batch_size=args.bc_batch_size,
                              learning_rate=args.bc_learning_rate, seed=args.seed)
-        bc.update(teacher=args.bc_teacher, samples=len(data[2]), collect_seconds=round(t_collect, 2),
-                  seconds=round(time.perf_counter() - t, 2))
+        bc.update(teacher=args.bc_teacher, samples=len(data[2]),
+                  collect_seconds=round(t_collect, 2), seconds=round(time.perf_counter() - t, 2))
         print(f"behaviour cloning of {args.bc_teacher}: {bc['samples']:,} samples in "
               f"{t_collect:.0f} s, {args.bc_steps} steps, total {bc['seconds']:.0f} s, "
               f"last loss {bc['loss']:.3f}, accuracy {bc['accuracy']:.3f}")

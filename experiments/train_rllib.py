@@ -163,7 +163,8 @@ def validate(args: Args) -> None:
     if args.entropy_coeff < 0:
         raise ArgumentError(f"--entropy-coeff must be >= 0, got {args.entropy_coeff}")
     if not args.hiddens or any(h < 1 for h in args.hiddens):
-        raise ArgumentError(f"--hiddens must be one or more positive layer sizes, got {args.hiddens}")
+        raise ArgumentError(
+            f"--hiddens must be one or more positive layer sizes, got {args.hiddens}")
     bots = [n for n in registered_policies() if n not in ("ppo", "rllib")]
     if args.opponent not in bots:
         raise ArgumentError(
@@ -206,8 +207,10 @@ def make_env(env_config: dict):
 
 
 def learner_seat(episode) -> int:
-    """The learner's seat in an episode (bot mode): 0 or 1, drawn from the episode's id, so
-    both seats' mappings agree and the learner plays each seat about half the games."""
+    """The learner's seat in an episode (bot mode): 0 or 1, a hash of the episode's id.
+
+    Both seats' mappings agree, and the learner plays each seat in about half the games.
+    """
     return zlib.crc32(str(episode.id_).encode()) & 1
 
 
@@ -306,8 +309,20 @@ def _write(path: Path, data: dict) -> None:
 
 def evaluate(checkpoint: Path, opponents, deals: int, *, latency: str, seed: int,
              max_game_ms: int, runner=None) -> dict[str, dict]:
-    """Win rate of the checkpoint's learner (deterministic) against each opponent, on ``deals``
-    duplicate deals of ``seed`` (``agents.arena.play_pairing``; ``runner`` as there)."""
+    """Win rate of the checkpoint's learner (deterministic) against each opponent.
+
+    Args:
+        checkpoint: the algorithm checkpoint (``agents.rllib.find_module_dir``).
+        opponents: names or profiles.
+        deals: duplicate deals of ``seed`` per opponent (``agents.arena.play_pairing``).
+        latency: both seats' latency, a preset name or whole ms.
+        seed: the game seed of the deals.
+        max_game_ms: simulated ms after which a game is truncated (D16).
+        runner: runs the pairings' jobs, as in ``agents.arena.play_pairing`` (None: here).
+
+    Returns:
+        ``{opponent: PairingResult as a dict}`` (win_rate, ci_low, ci_high, games, ...).
+    """
     from agents.arena import Player, play_pairing
     from spit_env.config import SpitConfig
     from spit_env.latency import Latency
@@ -343,7 +358,8 @@ def train(args: Args) -> dict:
     from spit_env.latency import Latency
 
     torch.set_num_threads(args.torch_threads)
-    out = Path(args.out) if args.out is not None else Path("runs") / f"rllib_{args.mode}_s{args.seed}"
+    out = (Path(args.out) if args.out is not None
+           else Path("runs") / f"rllib_{args.mode}_s{args.seed}")
     spit_config = SpitConfig(latency=Latency.parse(args.latency))
     num_cpus = args.num_cpus or max(os.cpu_count() or 1, args.num_env_runners + 1)
     metrics: dict = {"args": {k: (str(v) if isinstance(v, Path) else v)

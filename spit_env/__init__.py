@@ -1,7 +1,7 @@
 """spit-env: an RL environment for the real-time card game Spit.
 
-spit-env: a fast, vectorised reinforcement-learning environment for the real-time card game Spit,
-with simulated reaction time. Rules: docs/RULES.md; environments: docs/ENVIRONMENTS.md.
+Fast and vectorised, with simulated reaction time. Rules: docs/RULES.md; environments:
+docs/ENVIRONMENTS.md.
 
 Entry points:
 

@@ -109,8 +109,8 @@ class Latency:
     def lognormal(cls, mean_ms: float, std_ms: float, min_ms: int = 1) -> Latency:
         """Log-normal with the given mean and standard deviation.
 
-        Log-normal with the given mean and standard deviation (of the distribution itself, not of
-        its logarithm), rounded to whole ms and floored at ``min_ms``.
+        Both are those of the distribution itself, not of its logarithm; draws are rounded to
+        whole ms and floored at ``min_ms``.
 
         Raises:
             ValueError: a negative or non-finite value, one above MAX_LATENCY_MS, or ``min_ms`` < 1.

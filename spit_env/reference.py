@@ -1,9 +1,9 @@
 """The scalar reference game: one game of Spit in plain Python, the test oracle.
 
-The scalar reference game: ONE game of Spit in plain Python (lists and ints), written to be read
-next to docs/RULES.md. It is the test oracle of the batched core (``core.py``): both follow the
-decisions D1-D17 and "The time model, exactly" of docs/RULES.md, and the differential test compares
-them snapshot for snapshot, event for event.
+Lists and ints, one game at a time, written to be read next to docs/RULES.md. It is the oracle of
+the batched core (``spit_env.core``): both follow the decisions D1-D17 and "The time model,
+exactly" of docs/RULES.md, and the differential test compares them snapshot for snapshot, event
+for event.
 
 Layout of the state (all plain Python, see :meth:`ReferenceGame.snapshot`):
 
@@ -60,8 +60,8 @@ class Move:
 class RandomSource:
     """Every random draw of one game.
 
-    Every random draw of one game, as pure hashes of (seed, game id, purpose, a, b)
-    (``streams.py``), so the batched core can make exactly the same draws.
+    Each draw is a pure hash of (seed, game id, purpose, a, b) (``spit_env.streams``), so the
+    batched core can make exactly the same draws.
     """
 
     def __init__(self, seed: int, game_id: int):
@@ -240,11 +240,10 @@ class ReferenceGame:
                           events, illegal)
 
     def _substitute(self, p: int) -> int:
-        """The move an illegal action of a free player becomes.
+        """The move an illegal action of a free player becomes (``illegal_action="wait"``).
 
-        The move an illegal action of a free player becomes (``illegal_action="wait"``): WAIT, or in
-        the slap phase, where the slap is compulsory (D11), a slap of the smaller centre pile (the
-        player's own when both are equal).
+        WAIT, or in the slap phase, where the slap is compulsory (D11), a slap of the smaller
+        centre pile (the player's own when both are equal).
         """
         if self._phase != SLAP:
             return rules.WAIT
@@ -347,8 +346,7 @@ class ReferenceGame:
     def _settle(self, events: list[dict]) -> None:
         """The D9 stall check (with the D17 timeout).
 
-        D9 stall check (with the D17 timeout), repeated until the table is not stalled (or the round
-        ends, D10 b).
+        Repeated until the table is not stalled (or the round ends, D10 b).
         """
         while self._phase == PLAY:
             no_moves = self._stalled()
@@ -375,8 +373,7 @@ class ReferenceGame:
     def _timed_out(self) -> bool:
         """D17: no card has moved for ``stall_timeout_ms``.
 
-        D17: no card has moved for ``stall_timeout_ms`` (never right after a card moved, as the
-        timeout is at least 1 ms).
+        Never true right after a card moved, as the timeout is at least 1 ms.
         """
         timeout = self.config.stall_timeout_ms
         return timeout is not None and self.clock_ms >= self.last_move_ms + timeout
@@ -384,8 +381,8 @@ class ReferenceGame:
     def _stalled(self) -> bool:
         """D9: no player has a table move.
 
-        D9: no player has a legal play, a legal fill (D6) or a pending flip (D5), whatever moves are
-        in flight.
+        That is no legal play, no legal fill (D6) and no pending flip (D5) for either player,
+        whatever moves are in flight.
         """
         for p in PLAYERS:
             mask = self._table_mask(p)

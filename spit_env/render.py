@@ -1,7 +1,7 @@
 """Text rendering of a table, a pure function of a snapshot.
 
-Text rendering of a table: a pure function of a snapshot dict (see ``snapshot()`` of the
-environments), so that rendering never reads an engine's private fields.
+The snapshot is a dict (see ``snapshot()`` of the environments), so rendering never reads an
+engine's private fields.
 
 The view is a spectator's: it shows everything public and nothing hidden. Face-up stock tops are
 shown by card, face-down tops as ``##``, with each place's height; spit cards only by count;
@@ -130,8 +130,8 @@ def check_render_mode(render_mode) -> None:
 def render(snapshot: dict, names: tuple[str, str], render_mode: str | None):
     """What an environment's ``render()`` returns for ``render_mode``.
 
-    What an environment's ``render()`` returns for ``render_mode``: the text for "ansi", None after
-    printing it for "human", None for None.
+    Returns:
+        the text for "ansi"; None after printing it for "human"; None for None.
     """
     if render_mode is None:
         return None

@@ -1,7 +1,7 @@
 """Fixed facts of Spit: every constant and lookup table of the rules.
 
-Fixed facts of Spit: card ids, rank adjacency, the deal layout, the action table and the observation
-table. Everything here is a constant or a lookup table built at import time.
+Card ids, rank adjacency, the deal layout, the action table and the observation table, each a
+constant or a lookup table built at import time.
 
 Dimension letters used throughout the package (declared once, here):
 
@@ -312,9 +312,9 @@ def reset_deal(options, name: str = "options") -> tuple[list[int], list[int]] | 
 def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:
     """Validate a fixed deal ``(pack0, pack1)``.
 
-    Validate a fixed deal ``(pack0, pack1)``: two sequences (lists, tuples or 1-D arrays) of integer
-    card ids (index 0 dealt first, D3) that together hold each of the 52 cards exactly once; each
-    pack holds at least one card (a player holding none would win at once, D10 a, D14).
+    A deal is two sequences (lists, tuples or 1-D arrays) of integer card ids (index 0 dealt
+    first, D3) that together hold each of the 52 cards exactly once; each pack holds at least one
+    card (a player holding none would win at once, D10 a, D14).
 
     Returns:
         (pack0, pack1) as lists of Python ints.

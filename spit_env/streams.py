@@ -1,7 +1,6 @@
 """Counter-based random streams: every draw a pure hash, computed in batch.
 
-Counter-based random streams: every random draw of a game is a pure hash of (game key, purpose, a,
-b), computed in batch on uint64 arrays.
+A game's every random draw is a hash of (game key, purpose, a, b), computed on uint64 arrays.
 
 Why a hash and not a ``numpy.random.Generator`` per game: B games can then draw in one array
 operation, the reference game (one game, plain Python) can be fed exactly the same draws, and a

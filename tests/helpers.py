@@ -1,8 +1,11 @@
-"""The helpers the tests share (one module): short games for the API checkers, a mask computed
-from a snapshot by the rule table of docs/RULES.md (independent of the core's mask code), deals
-built to order, random legal play (on ``spit_env.policy.uniform_legal_actions``, the
-package's one "any legal move" helper), and what "nothing changed" means for any view: the same
-tables (snapshots of every game) and the same future given the same inputs."""
+"""The helpers the tests share (the browser tests' own are in ``browser_helpers.py``).
+
+Short games for the API checkers, a mask computed from a snapshot by the rule table of
+docs/RULES.md (independent of the core's mask code), deals built to order, random legal play (on
+``spit_env.policy.uniform_legal_actions``, the package's one "any legal move" helper), and what
+"nothing changed" means for any view: the same tables (snapshots of every game) and the same
+future given the same inputs.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""The heuristics notebook runs top to bottom at a small size (nbclient, the current
-interpreter's kernel) and saves its figures."""
+"""Both notebooks run top to bottom at a small size (nbclient, the current interpreter's kernel).
+
+``heuristics_benchmark.ipynb`` saves its figures; ``ppo_training.ipynb`` trains a tiny run (2,048
+steps), plays the shipped model against every bot on 3 deals and saves its figures.
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """The latency study: how much is speed worth? One bot against itself, one seat's latency varied.
 
 :func:`latency_curve`: one seat's mean latency varied over a grid (log-normal, sd = 20% of the
-mean like the presets, floor 150 ms: :func:`study_latency`), the other seat at a reference
-latency (club, 500 ms, by default); the win rate of the varied player with 95% bands, each point
-a duplicate-deal pairing (:func:`agents.arena.play_pairing`) on the same deals.
+mean as in the club preset, floored at 150 ms like every preset: :func:`study_latency`), the
+other seat at a reference latency (club, 500 ms, by default); the win rate of the varied player
+with 95% bands, each point a duplicate-deal pairing (:func:`agents.arena.play_pairing`) on the
+same deals.
 """
 
 from __future__ import annotations

@@ -225,8 +225,11 @@ class Match:
         """Play one decision epoch of the active rows; score and refill the rows that finished.
 
         Args:
-            actions: (B, 2) moves (default: :meth:`moves` of both seats).
-            events, latency_ms: as ``core.step``.
+            actions: (B, 2) int64 moves (default: :meth:`moves` of both seats).
+            events: as ``core.step``: True, or a collection of event type names, to get the
+                epoch's EventLog.
+            latency_ms: as ``core.step``: (B, 2) integer ms from decision to landing, -1 to
+                keep the latency draw (D7).
 
         Returns:
             the core's StepOutput of the epoch. A finished row already holds its next game (if

@@ -47,8 +47,11 @@ def plot_winrate_matrix(result: dict, path: str | Path | None = None):
 
 
 def plot_latency_curve(curve: dict, path: str | Path | None = None):
-    """The latency study (:func:`agents.arena.latency_curve`): win rate against the varied mean
-    latency, with the 95% band.
+    """Plot the latency study: win rate against the varied mean latency, with the 95% band.
+
+    Args:
+        curve: the dict of :func:`agents.arena.latency_curve`.
+        path: where to save the PNG, if given.
 
     Returns:
         the matplotlib Figure (also saved as a PNG at ``path`` if given).
@@ -68,13 +71,14 @@ def plot_latency_curve(curve: dict, path: str | Path | None = None):
     ax.set_xlabel("mean latency of the varied player (ms)")
     ax.set_ylabel("win rate of the varied player")
     ax.set_ylim(0, 1)
-    ax.set_title(f"How much is speed worth? ({curve['deals']} duplicate deals per point)", fontsize=10)
+    ax.set_title(f"How much is speed worth? ({curve['deals']} duplicate deals per point)",
+                 fontsize=10)
     ax.legend(fontsize=8)
     return save_figure(fig, path)
 
 
 def save_figure(fig, path: str | Path | None = None):
-    """Lay out ``fig`` and, with a ``path``, write it there as PNG (120 dpi; folders made as needed).
+    """Lay out ``fig`` and, with a ``path``, write it there as PNG (120 dpi; makes the folders).
 
     Returns:
         ``fig``.

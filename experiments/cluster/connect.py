@@ -219,4 +219,5 @@ def _start(ray, kind, address, host, port, num_cpus, loopback, timeout_s) -> Non
             ray.init(address=address, logging_level="WARNING")
         except Exception as err:  # noqa: BLE001 - whatever Ray raised, say which address
             ray.shutdown()
-            raise RayConnectError(f"address {address!r}: cannot join the Ray cluster: {err}") from err
+            raise RayConnectError(
+                f"address {address!r}: cannot join the Ray cluster: {err}") from err

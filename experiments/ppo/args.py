@@ -56,7 +56,7 @@ class Args:
     """Extra reward per card shed (played from one's stocks) minus the opponent's; 0 = off."""
     truncation_reward: float = 0.0
     """Learner's reward when a game is truncated (D16: 30 min of game time or 100 rounds), which
-    the environment scores as a draw (0, the default). Since the D17 stall timeout nobody can
+    the environment scores as a draw (0, the default). With the D17 stall timeout nobody can
     stall a game, and at the defaults no training game is truncated; -1 would score a
     truncation as a loss."""
     learner_seat: Literal["random", "0", "1"] = "random"

@@ -44,9 +44,17 @@ FORCED_WAIT_SKIPS = 2
 
 
 def split_groups(weights, groups: int) -> list[int]:
-    """How many of ``groups`` near-equal row groups (sizes differ by at most one row) each weight gets.
+    """How many of ``groups`` near-equal row groups each weight gets (largest remainder).
 
-    Largest remainder; every positive weight gets at least one group when there are enough.
+    The groups' sizes differ by at most one row; every positive weight gets at least one group
+    when there are enough.
+
+    Args:
+        weights: the mix's weights, >= 0 with a positive sum.
+        groups: the number of row groups.
+
+    Returns:
+        one count per weight, summing to ``groups``.
     """
     w = np.asarray(weights, dtype=np.float64)
     share = w / w.sum() * groups
@@ -200,7 +208,8 @@ class ModelInput(VecEnvWrapper):
     are computed once per step.
     """
 
-    def __init__(self, venv: VecEnv, mask_wait: bool, obs_mask: bool, racer_features: bool = False):
+    def __init__(self, venv: VecEnv, mask_wait: bool, obs_mask: bool,
+                 racer_features: bool = False):
         self.options = {"mask_wait": bool(mask_wait), "obs_mask": bool(obs_mask),
                         "racer_features": bool(racer_features)}
         dim = input_size(self.options)
@@ -248,16 +257,23 @@ def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learne
     """The training VecEnv stack (module docstring).
 
     Args:
-        num_envs: rows in all, split into ``groups`` groups of near-equal size.
+        num_envs: rows in all.
+        groups: the number of row groups, of near-equal size (:class:`OpponentGroups`).
         opponent: every group's first opponent (a schedule then sets each group's own).
         seed: the games' seed (row i first plays game i of it).
-        learner_seat, reward, episode, shaping: SpitVecEnv options.
+        learner_seat: 0, 1 or "random" (SpitVecEnv).
+        reward: "game" or "round" (SpitVecEnv).
+        episode: "game" or "round" (SpitVecEnv).
+        shaping: the reward per card shed minus the opponent's (SpitVecEnv; 0 off).
         skip_forced_waits: play up to :data:`FORCED_WAIT_SKIPS` forced WAITs per step.
-        truncation_reward: the learner's reward for a truncated game.
-        mask_wait, obs_mask, racer_features: the model's input options (``agents.ppo``).
+        truncation_reward: the learner's reward for a truncated game (D16).
+        mask_wait: the model's input option (``agents.ppo.INPUT_OPTIONS``): WAIT taken out
+            beside any other legal move.
+        obs_mask: the input option: the playing mask follows the observation.
+        racer_features: the input option: the racer's reading of each play follows.
 
     Returns:
-        (OpponentGroups, EnvTimer, the outermost VecMonitor to train on).
+        ``(OpponentGroups, EnvTimer, the outermost VecMonitor to train on)``.
     """
     skips = FORCED_WAIT_SKIPS if skip_forced_waits else 0
     venv = SpitVecEnv(num_envs, opponent=opponent, seed=seed, learner_seat=learner_seat,

@@ -1,5 +1,7 @@
-"""Evaluation of a PPO model and the reports of a run: win rates on duplicate deals, the
-learning-curve plot and the final table (used by ``experiments.train_ppo``)."""
+"""Evaluation of a PPO model and the reports of a run (used by ``experiments.train_ppo``).
+
+Win rates on duplicate deals, the learning-curve plot and the final table.
+"""
 
 from __future__ import annotations
 
@@ -36,9 +38,18 @@ def evaluate(model, opponents, deals: int, *, latency: str = "club", seed: int =
              max_game_ms: int = 1_800_000, batch_size: int = 1024) -> dict[str, dict]:
     """Win rate of ``model`` (deterministic) against each opponent on ``deals`` duplicate deals.
 
-    Uses the match library (``agents.arena.play_pairing``): game ids
-    0..deals-1 of ``seed``, each played twice with the seats swapped, both seats at ``latency``
-    unless a profile says otherwise; draws and truncations count 1/2; 95% Wilson intervals.
+    Uses the match library (``agents.arena.play_pairing``): game ids 0..deals-1 of ``seed``,
+    each played twice with the seats swapped, both seats at ``latency`` unless a profile says
+    otherwise; draws and truncations count 1/2; 95% Wilson intervals.
+
+    Args:
+        model: a MaskablePPO model (its input options apply, ``agents.ppo.PPOPolicy``).
+        opponents: names or profiles.
+        deals: duplicate deals per opponent.
+        latency: both seats' latency, a preset name or whole ms.
+        seed: the game seed of the deals.
+        max_game_ms: simulated ms after which a game is truncated (D16).
+        batch_size: games stepped at once (at most ``deals``).
 
     Returns:
         {opponent: PairingResult as a dict (win_rate, ci_low, ci_high, wins_a, wins_b, draws,
@@ -55,8 +66,17 @@ def evaluate(model, opponents, deals: int, *, latency: str = "club", seed: int =
 
 
 def plot_learning_curve(eval_json: dict, path: Path) -> None:
-    """Evaluation win rate (95% bands) against timesteps per opponent, and the mean episode
-    reward, as a PNG at ``path``."""
+    """Write the learning curve as a PNG at ``path``.
+
+    Two panels: the evaluation win rate (95% bands) against timesteps per opponent, and the mean
+    episode reward.
+
+    Args:
+        eval_json: the run's evaluations: "history" (``{"timesteps", "results"}`` points), an
+            optional "final" one, "episode_reward" (``(timesteps, mean reward)`` pairs) and
+            "config" (the run's arguments, for the reward and episode kinds).
+        path: the PNG to write.
+    """
     # a Figure of its own, without pyplot: no backend switch in the caller's process (a
     # notebook keeps drawing inline) and nothing left open
     from matplotlib.figure import Figure

@@ -1,11 +1,14 @@
-"""Progress of a PPO run that shows in a log file: plain lines when stdout is not a terminal
-(used by ``experiments.train_ppo``).
+"""Progress of a PPO run that shows in a log file (used by ``experiments.train_ppo``).
+
+Plain lines when stdout is not a terminal.
 
 SB3's ``progress_bar=True`` draws a rich/tqdm bar, which rich turns off when the output is not a
 terminal (a log file, CI): nothing shows. :class:`ProgressLines` prints one line instead each time
-another ``every`` learner decisions are done, formatted by tqdm (``tqdm.format_meter``)::
+another ``every`` learner decisions are done, formatted by tqdm (``tqdm.format_meter``); one line,
+wrapped here::
 
-    progress 250,880/1,000,448 steps (25%) | 2718.09 steps/s | elapsed 01:32 | ETA 04:35 | last eval @200,704: random 0.93, greedy 0.52, racer 0.47
+    progress 250,880/1,000,448 steps (25%) | 2718.09 steps/s | elapsed 01:32 | ETA 04:35
+      | last eval @200,704: random 0.93, greedy 0.52, racer 0.47
 
 :func:`progress_callback` picks the bar for a terminal and the lines otherwise.
 """
@@ -24,7 +27,8 @@ __all__ = ["ProgressLines", "progress_callback", "DEFAULT_LINES"]
 #: Lines a run prints by default (one per 5% of the steps).
 DEFAULT_LINES = 20
 
-_FORMAT = "{n:,}/{total:,} steps ({percentage:.0f}%) | {rate_fmt} | elapsed {elapsed} | ETA {remaining}"
+_FORMAT = ("{n:,}/{total:,} steps ({percentage:.0f}%) | {rate_fmt} | elapsed {elapsed} "
+           "| ETA {remaining}")
 
 
 class ProgressLines(BaseCallback):
@@ -95,8 +99,14 @@ class ProgressLines(BaseCallback):
 
 def progress_callback(total_timesteps: int, lines: int = DEFAULT_LINES, latest_eval=None,
                       stream=None) -> BaseCallback:
-    """SB3's progress bar when ``stream`` (default sys.stdout) is a terminal, else
-    :class:`ProgressLines` printing about ``lines`` lines over the run."""
+    """SB3's progress bar for a terminal, else :class:`ProgressLines`.
+
+    Args:
+        total_timesteps: the steps of this run.
+        lines: about how many lines :class:`ProgressLines` prints over the run.
+        latest_eval: as :class:`ProgressLines`.
+        stream: where the progress goes (default sys.stdout); the bar when it is a terminal.
+    """
     stream = sys.stdout if stream is None else stream
     if getattr(stream, "isatty", lambda: False)():
         return ProgressBarCallback()

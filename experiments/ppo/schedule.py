@@ -1,5 +1,7 @@
-"""What changes during a PPO run: the opponents (curriculum stages, weighted mixes, the self-play
-pool), the evaluations and the learning curve (used by ``experiments.train_ppo``).
+"""What changes during a PPO run (used by ``experiments.train_ppo``).
+
+The opponents (curriculum stages, weighted mixes, the self-play pool), the evaluations and the
+learning curve.
 
 :class:`OpponentSchedule` holds that state and acts on the row groups of the training env
 (``experiments.ppo.envs.OpponentGroups``); :class:`ScheduleCallback` calls it from SB3's
@@ -20,10 +22,12 @@ from experiments.ppo.envs import OpponentGroups, split_groups
 __all__ = ["Stage", "stage_label", "OpponentSchedule", "ScheduleCallback", "LEAGUE_WEIGHTINGS",
            "loss_weights"]
 
-#: How the members of a mix share the row groups: by their given weights, or by the agent's losses.
+#: How the members of a mix share the row groups: by their given weights, or by the agent's
+#: losses.
 LEAGUE_WEIGHTINGS = ("fixed", "losses")
 
-#: A curriculum stage: its opponents as (profile, weight) pairs, e.g. [("random", .3), ("greedy", .7)].
+#: A curriculum stage: its opponents as (profile, weight) pairs, e.g.
+#: ``[("random", .3), ("greedy", .7)]``.
 Stage = list[tuple[str, float]]
 
 
@@ -129,9 +133,11 @@ class OpponentSchedule:
         self.apply_opponents()
 
     def apply_opponents(self) -> None:
-        """Give every row group its opponent: the stage's members split by weight and, once the
-        self-play pool is not empty, ``1 - self_play_bot_weight`` of the groups to its snapshots
-        (newest first)."""
+        """Give every row group its opponent.
+
+        The stage's members share the groups by weight; once the self-play pool is not empty,
+        ``1 - self_play_bot_weight`` of the groups go to its snapshots (newest first).
+        """
         members = self.member_weights()
         n_groups = self.groups.n_groups
         n_bot = n_groups
@@ -155,9 +161,11 @@ class OpponentSchedule:
             self.stage_log[-1]["rows"] = rows
 
     def member_weights(self) -> Stage:
-        """The current stage's members with their weights now: the stage's own, or with
-        ``league_weighting="losses"`` and an evaluation of every member,
-        :func:`loss_weights` of the latest win rates against them."""
+        """The current stage's members with their weights now.
+
+        The stage's own weights, or, with ``league_weighting="losses"`` and an evaluation of
+        every member, :func:`loss_weights` of the latest win rates against them.
+        """
         members = self.stages[self.stage]
         rates = self.member_win_rates
         if self.league_weighting != "losses" or any(n not in rates for n, _ in members):
@@ -235,6 +243,8 @@ def loss_weights(win_rates, power: float = 2.0, floor: float = 0.01) -> np.ndarr
 
     Args:
         win_rates: (K,) the agent's win rates in [0, 1].
+        power: the exponent of ``1 - p`` (2: AlphaStar's "hard" weighting).
+        floor: added to every weight, so no opponent drops out.
 
     Returns:
         (K,) float64 weights, not normalised.

@@ -1,5 +1,7 @@
-"""Behaviour-cloning warm start of a PPO actor: collect a teacher bot's moves in the training
-environment, then fit the actor to them (used by ``experiments.train_ppo``)."""
+"""Behaviour-cloning warm start of a PPO actor (used by ``experiments.train_ppo``).
+
+Collect a teacher bot's moves in the training environment, then fit the actor to them.
+"""
 
 from __future__ import annotations
 
@@ -63,7 +65,8 @@ def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_si
     import torch
 
     policy = model.policy
-    params = list(policy.mlp_extractor.policy_net.parameters()) + list(policy.action_net.parameters())
+    params = (list(policy.mlp_extractor.policy_net.parameters())
+              + list(policy.action_net.parameters()))
     optimiser = torch.optim.Adam(params, lr=learning_rate)
     obs_t = torch.as_tensor(observations)
     mask_t = torch.as_tensor(masks)

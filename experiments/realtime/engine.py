@@ -1,5 +1,7 @@
-"""A game of Spit on the core against a bot, run against a clock: the engine of the terminal game
-(``experiments/play.py``), without any user interface, so that it can be driven by tests.
+"""A game of Spit on the core against a bot, run against a wall clock.
+
+The engine of the terminal game (``experiments/play.py``), without any user interface, so that
+tests can drive it.
 
 **Time.** Game time runs with the wall clock: ``game_ms = wall_ms - offset``. The core's state of a
 game is shown once the wall clock has reached its ``clock_ms``, so everything lands when it should.
@@ -18,9 +20,9 @@ human's move is decided at that very clock, but the human cannot have pressed it
 game keeps running while it waits for the key (at most ``slap_timeout_ms`` of wall time; after
 that the human's move is sent as WAIT, which the core turns into a slap of the smaller pile), then
 steps the core at the slap's clock with the human's real time as its latency
-(``core.step(latency_ms=...)``: the time to the key press + ``motor_ms``). So the bot's slap, decided
-at the same clock with its own latency, wins the race exactly when it lands before the human's
-key press + motor time, as at a real table.
+(``core.step(latency_ms=...)``: the time to the key press + ``motor_ms``). So the bot's slap,
+decided at the same clock with its own latency, wins the race exactly when it lands before the
+human's key press + motor time, as at a real table.
 
 **The bot** decides the moment it is free, from the core's observation, and its moves land after
 its own latency (its profile's, or ``config.latency`` of its seat), as in every other game: the
@@ -54,9 +56,15 @@ HUMAN = "human"
 
 @dataclass(frozen=True)
 class Reaction:
-    """One move the human keyed: ``action`` (egocentric id), ``key_ms`` (game time of the key),
-    ``stimulus_ms`` (game time of the last event before it), ``reaction_ms`` and whether the clock
-    was ``held`` for it (a compulsory move; then ``reaction_ms`` is wall time)."""
+    """One move the human keyed, and the human's reaction time for it (module docstring).
+
+    Attributes:
+        action: the move, an egocentric action id 0-22.
+        key_ms: game time of the key press, ms.
+        stimulus_ms: game time of the last event on the table before it, ms.
+        reaction_ms: ``key_ms - stimulus_ms``, or the wall ms the clock was held.
+        held: the clock was held for it (a compulsory move, D11).
+    """
 
     action: int
     key_ms: int
@@ -96,12 +104,16 @@ class RealtimeGame:
                  config: SpitConfig | None = None, deal=None, start_ms: float = 0.0):
         if human_seat not in (0, 1) or isinstance(human_seat, bool):
             raise ValueError(f"human_seat must be 0 or 1, got {human_seat!r}")
-        for name, value, lo, hi in (("motor_ms", motor_ms, 1, 10_000), ("tick_ms", tick_ms, 1, 1000),
+        for name, value, lo, hi in (("motor_ms", motor_ms, 1, 10_000),
+                                    ("tick_ms", tick_ms, 1, 1000),
                                     ("slap_timeout_ms", slap_timeout_ms, 0, 600_000)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-                raise ValueError(f"{name} must be a whole number of ms in {lo}..{hi}, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+                    or not lo <= value <= hi:
+                raise ValueError(
+                    f"{name} must be a whole number of ms in {lo}..{hi}, got {value!r}")
         self.human, self.bot = human_seat, 1 - human_seat
-        self.motor_ms, self.tick_ms, self.slap_timeout_ms = int(motor_ms), int(tick_ms), int(slap_timeout_ms)
+        self.motor_ms, self.tick_ms = int(motor_ms), int(tick_ms)
+        self.slap_timeout_ms = int(slap_timeout_ms)
         config = config or SpitConfig()
         latency = list(config.latency)
         latency[self.human] = Latency.fixed(self.motor_ms)
@@ -125,10 +137,11 @@ class RealtimeGame:
         self.messages: list[str] = []  # for the interface: refused / dropped keys
         self.last_event_ms = 0
         self.stopped = False
-        self._pending = None  # (actions, next state, output, keyed move) computed at the current clock
+        # (actions, next state, output, keyed move, given latencies) computed at the current clock
+        self._pending = None
         self._hold_since: float | None = None
 
-    # --- what the interface reads ------------------------------------------------------------------
+    # --- what the interface reads -----------------------------------------------------------------
     @property
     def snapshot(self) -> dict:
         """The table now (``core.snapshot``)."""
@@ -169,9 +182,14 @@ class RealtimeGame:
         return "waiting"
 
     def in_flight(self, seat: int) -> dict | None:
-        """The move of ``seat`` in flight now, as in a snapshot ({"action", "card", "lands_ms"}),
-        including a move decided at the current clock (the table shown is the state before the
-        decisions of its clock; those are in the step computed ahead)."""
+        """The move of ``seat`` in flight now, as in a snapshot, or None.
+
+        Includes a move decided at the current clock (the table shown is the state before the
+        decisions of its clock; those are in the step computed ahead).
+
+        Returns:
+            ``{"action", "card", "lands_ms"}``, or None if the seat's hand is free.
+        """
         fl = self.snapshot["in_flight"][seat]
         if fl is not None or self._pending is None:
             return fl
@@ -194,7 +212,7 @@ class RealtimeGame:
         fl = self.in_flight(self.human)
         return fl is not None and fl["action"] != rules.WAIT
 
-    # --- input -------------------------------------------------------------------------------------
+    # --- input ------------------------------------------------------------------------------------
     def press(self, action: int, wall_ms: float) -> str | None:
         """The human chose ``action`` (an egocentric action id) at wall time ``wall_ms``.
 
@@ -221,10 +239,14 @@ class RealtimeGame:
         """End the game early (the human quits); the record says it was stopped."""
         self.stopped = True
 
-    # --- running -----------------------------------------------------------------------------------
+    # --- running ----------------------------------------------------------------------------------
     def _human_action(self, wall_ms: float, clock: int, mask: np.ndarray):
-        """The human's move at decision clock ``clock``: (action, key or None, given latency in
-        ms or -1 to draw it); None while a compulsory move waits for its key."""
+        """The human's move at decision clock ``clock`` (ms), from the keys pressed so far.
+
+        Returns:
+            ``(action, key or None, given latency in ms or -1 to draw it)``; None while a
+            compulsory move waits for its key.
+        """
         while self.keys and self.keys[0].at_ms <= clock:
             key = self.keys.pop(0)
             if mask[key.action]:
@@ -250,8 +272,11 @@ class RealtimeGame:
         return rules.WAIT, None, max(0, int(round(self.game_ms(wall_ms) - clock))) + self.motor_ms
 
     def advance(self, wall_ms: float) -> list[dict]:
-        """Run the game up to wall time ``wall_ms``. Returns the events that happened (dicts, as
-        ``EventLog.for_row``), in order."""
+        """Run the game up to wall time ``wall_ms``.
+
+        Returns:
+            the events that happened (dicts, as ``EventLog.for_row``), in order.
+        """
         happened: list[dict] = []
         while not self.over:
             if self._pending is None:
@@ -287,7 +312,8 @@ class RealtimeGame:
                 self.reactions.append(Reaction(keyed.action, int(keyed.at_ms), keyed.stimulus_ms,
                                                max(0, reaction), held))
             if entry["events"]:
-                self.last_event_ms = max(self.last_event_ms, max(e["clock_ms"] for e in entry["events"]))
+                self.last_event_ms = max(self.last_event_ms,
+                                         max(e["clock_ms"] for e in entry["events"]))
             happened += entry["events"]
         return happened
 

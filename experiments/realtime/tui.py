@@ -38,9 +38,17 @@ _P = ("bold #4fc3f7", "bold #ffb74d")  # seat colours, as in the HTML replay
 
 
 def key_action(key: str, mask) -> int | None:
-    """The egocentric action id a key asks for, given the human's legal moves ``mask`` (23,) bool;
-    None if the key is not a move key. "Where it fits" and "fill or flip" pick the legal one (own
-    pile first); if none is legal, the plain PLAY onto the own pile / FILL is returned (and refused).
+    """The egocentric action id a key asks for (:data:`KEYMAP`, the arrows for SLAP).
+
+    "Where it fits" and "fill or flip" pick the legal one (own pile first); if none is legal, the
+    plain PLAY onto the own pile / FILL is returned (and refused by the game).
+
+    Args:
+        key: a Textual key name.
+        mask: (23,) bool, the human's legal moves.
+
+    Returns:
+        an action id 0-22, or None if the key is not a move key.
     """
     for kind, keys in KEYMAP.items():
         if key in keys:
@@ -127,8 +135,13 @@ def _seat_head(game: RealtimeGame, seat: int) -> Text:
 
 
 def table_text(game: RealtimeGame, now: float, hints: bool = False) -> Text:
-    """The table as the human sees it: the opponent on top, the centre, the human's stocks and
-    keys below. ``now`` is the game time (ms)."""
+    """The table as the human sees it: the opponent on top, the centre, the human's stocks below.
+
+    Args:
+        game: the game shown.
+        now: the game time, ms (times to landing are counted from it).
+        hints: mark the stock places that have a legal play.
+    """
     snap = game.snapshot
     me, opp = game.human, game.bot
     lines: list[Text] = [_seat_head(game, opp), _counts(snap["stocks"][opp])]
@@ -148,7 +161,8 @@ def table_text(game: RealtimeGame, now: float, hints: bool = False) -> Text:
             line.append_text(right)
         lines.append(line)
     sizes = [("1 card" if len(p) == 1 else f"{len(p)} cards") if p else "no pile" for p in piles]
-    lines.append(Text(" " * 16 + "your pile".center(9) + " " * 5 + f"{game.opponent}'s".center(9), _DIM))
+    lines.append(Text(" " * 16 + "your pile".center(9) + " " * 5
+                      + f"{game.opponent}'s".center(9), _DIM))
     lines.append(Text(" " * 16 + sizes[0].center(9) + " " * 5 + sizes[1].center(9), _DIM))
     lines += [Text(""), _hand(game, me, now)]
     lines += _row([_card_rows(p) for p in snap["stocks"][me]])
@@ -165,12 +179,13 @@ def table_text(game: RealtimeGame, now: float, hints: bool = False) -> Text:
 def keys_text(game: RealtimeGame) -> Text:
     """The key legend, one row per kind of move, columns under the stock places."""
     rows = [("fits", "play where it fits (your pile first)"), ("own", "onto your pile (left)"),
-            ("opp", f"onto {game.opponent}'s pile (right)"), ("fill", "fill an empty place / turn up")]
+            ("opp", f"onto {game.opponent}'s pile (right)"),
+            ("fill", "fill an empty place / turn up")]
     lines = []
     for kind, text in rows:
         keys = " ".join(k.upper().center(5) for k in KEYMAP[kind])
-        lines.append(Text("  keys  " if kind == "fits" else " " * 8, _DIM).append(keys, "bold").append(
-            "   " + text, _DIM))
+        lines.append(Text("  keys  " if kind == "fits" else " " * 8, _DIM)
+                     .append(keys, "bold").append("   " + text, _DIM))
     lines.append(Text("  ← / →  slap your / their pile     Esc  stop the game", _DIM))
     return Text("\n").join(lines)
 
@@ -193,8 +208,9 @@ def summary_lines(game: RealtimeGame) -> list[str]:
     if s["moves"] == 0:
         lines.append("No moves of yours to time.")
     else:
-        lines.append(f"Your latency (reaction + {game.motor_ms} ms motor time) over {s['moves']} moves: "
-                     f"median {s['median_ms']:.0f} ms, mean {s['mean_ms']:.0f} ms, "
+        lines.append(f"Your latency (reaction + {game.motor_ms} ms motor time) over "
+                     f"{s['moves']} moves: median {s['median_ms']:.0f} ms, "
+                     f"mean {s['mean_ms']:.0f} ms, "
                      f"10%-90% {s['p10_ms']:.0f}-{s['p90_ms']:.0f} ms")
     lines.append("  preset    median    mean")
     for name, p in s["presets"].items():
@@ -204,8 +220,16 @@ def summary_lines(game: RealtimeGame) -> list[str]:
 
 
 class PlayApp(App):
-    """Spit against a bot in the terminal. ``clock()`` returns wall time in ms (default:
-    ``time.monotonic``); the game starts ``countdown_ms`` after the app does."""
+    """Spit against a bot in the terminal.
+
+    Args:
+        game: the game to run (its clock offset is set when the app mounts).
+        clock: returns the wall time in ms (default: ``time.monotonic``, in ms); tests pass their
+            own to drive time.
+        countdown_ms: the game starts this long after the app does.
+        save_to: the replay's path without extension (default ``spit-replay``).
+        hints: mark the stock places that have a legal play.
+    """
 
     TITLE = "Spit"
     CSS = """
@@ -228,11 +252,13 @@ class PlayApp(App):
         self.finished = False
 
     def compose(self) -> ComposeResult:
+        """The three panes: the table, the status lines, the key legend."""
         yield Static(id="table")
         yield Static(id="status")
         yield Static(id="keys")
 
     def on_mount(self) -> None:
+        """Start the game clock after the countdown and tick 60 times a second."""
         self.game.offset = self.clock() + self.countdown_ms
         self.query_one("#keys", Static).update(keys_text(self.game))
         self.set_interval(1 / 60, self.tick)
@@ -262,10 +288,12 @@ class PlayApp(App):
             head = Text(f"  Get ready… {int(-now) // 1000 + 1}", "bold #ffd54f")
         elif self.game.holding or snap["phase"] == "slap":
             me, opp = self.game.human, self.game.bot
-            head = Text(f"  SLAP!  ← your pile ({len(snap['centre'][me])} cards)   → {self.game.opponent}'s "
-                        f"pile ({len(snap['centre'][opp])} cards) — the smaller one is better", "bold #ffd54f")
+            head = Text(f"  SLAP!  ← your pile ({len(snap['centre'][me])} cards)   → "
+                        f"{self.game.opponent}'s pile ({len(snap['centre'][opp])} cards) — the "
+                        "smaller one is better", "bold #ffd54f")
         else:
-            head = Text(f"  clock {_clock(now)} · round {snap['round'] + 1} · {snap['phase']}", "bold")
+            head = Text(f"  clock {_clock(now)} · round {snap['round'] + 1} · {snap['phase']}",
+                        "bold")
         return Text("\n").join([head, *self.log_lines[-4:]])
 
     def _say(self, line: Text) -> None:
@@ -282,16 +310,22 @@ class PlayApp(App):
         if t == "play":
             self._say(Text(f"{who} played {card_label(ev['card'])} on {pile}", style))
         elif t == "bounce":
-            self._say(Text(f"{who}: {card_label(ev['card'])} bounced off {pile} (too late)", "#ff8a80"))
+            self._say(Text(f"{who}: {card_label(ev['card'])} bounced off {pile} (too late)",
+                           "#ff8a80"))
         elif t == "spit":
             self._say(Text(f"spit: {who} turned {card_label(ev['card'])}", "#64b5f6"))
         elif t == "slap":
             self._say(Text(f"{who} slapped first and took {pile}", "bold #ffd54f"))
         elif t == "round_end":
-            self._say(Text("round over" + (f": {who} emptied the stocks first" if p >= 0 else ""), "bold"))
+            self._say(Text("round over" + (f": {who} emptied the stocks first" if p >= 0 else ""),
+                           "bold"))
 
     # --- input --------------------------------------------------------------------------------
     def on_key(self, event) -> None:
+        """Handle a key: a move goes to the game (a refusal is shown), Esc stops the game.
+
+        At the end, S saves the replay and Q (or Esc) quits.
+        """
         key = event.key
         if self.finished:
             if key == "s":
@@ -321,16 +355,22 @@ class PlayApp(App):
         lines = [Text(line) for line in summary_lines(self.game)]
         lines[0].stylize("bold")
         where = self.save_to if self.save_to else Path("spit-replay")
-        lines.append(Text(f"[S] save the replay ({where}.json and .html)    [Q] quit", "bold #ffd54f"))
+        lines.append(Text(f"[S] save the replay ({where}.json and .html)    [Q] quit",
+                          "bold #ffd54f"))
         self.query_one("#status", Static).update(Text("\n").join(lines))
         self.query_one("#keys", Static).update("")
 
     def save(self) -> list[Path]:
-        """Write the replay record and its HTML page to ``save_to`` + .json / .html."""
+        """Write the replay record and its HTML page to ``save_to`` + .json / .html.
+
+        Returns:
+            the two paths written.
+        """
         base = self.save_to if self.save_to else Path("spit-replay")
         record = self.game.record()
         paths = [replay.save(record, base.with_name(base.name + ".json")),
-                 write_html(record, base.with_name(base.name + ".html"), title="Spit: you vs " + self.game.opponent)]
+                 write_html(record, base.with_name(base.name + ".html"),
+                            title="Spit: you vs " + self.game.opponent)]
         self.saved = paths
         status = self.query_one("#status", Static)
         lines = [Text(line) for line in summary_lines(self.game)]
