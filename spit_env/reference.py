@@ -1,9 +1,9 @@
 """The scalar reference game: one game of Spit in plain Python, the test oracle.
 
 The scalar reference game: ONE game of Spit in plain Python (lists and ints), written to be read
-next to docs/RULES.md. It is the test oracle of the batched core (``core.py``): both follow the
-decisions D1-D17 and "The time model, exactly" of docs/RULES.md, and the differential test compares
-them snapshot for snapshot, event for event.
+next to docs/RULES.md. It is the test oracle of the batched core (``spit_env.core``): both follow
+the decisions D1-D17 and "The time model, exactly" of docs/RULES.md, and the differential test
+compares them snapshot for snapshot, event for event.
 
 Layout of the state (all plain Python, see :meth:`ReferenceGame.snapshot`):
 

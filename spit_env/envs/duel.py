@@ -1,6 +1,6 @@
 """The learner-versus-opponent engine shared by the single-agent views of the core.
 
-:class:`Duel` holds B games of the batched core (``core.py``), each with a learner seat and an
+:class:`Duel` holds B games of the batched core (``spit_env.core``), each with a learner seat and an
 opponent policy, and plays one learner decision at a time: the learner's action goes into the
 next decision epoch with the opponent's (chosen by the opponent policy in one batched call); then,
 while the learner's move is in flight (it is busy, D7), the core runs on with only the opponent

@@ -1,7 +1,7 @@
 """Gymnasium single-agent environment: a learner in one seat against an opponent policy.
 
 ``gymnasium.make("Spit-v0", opponent="greedy", ...)`` or ``SpitGymEnv(...)``. One game: a
-:class:`spit_env.envs.duel.Duel` of batch size 1 over the batched core (``core.py``).
+:class:`spit_env.envs.duel.Duel` of batch size 1 over the batched core (``spit_env.core``).
 
 One env step = one learner decision. The learner's action goes into the next decision epoch with
 the opponent's (chosen by the opponent policy); then, while the learner's move is in flight

@@ -1,6 +1,6 @@
 """Stable-Baselines3 VecEnv over B games of the batched core: ``SpitVecEnv(num_envs, ...)``.
 
-Not a list of single envs: the B games are rows of one core state (``core.py``), stepped with
+Not a list of single envs: the B games are rows of one core state (``spit_env.core``), stepped with
 one call, and the opponent's moves are chosen in one batched policy call for all rows (one per
 opponent when rows play different ones: :meth:`SpitVecEnv.set_opponent` with ``indices``).
 
