@@ -312,8 +312,7 @@ def _check_vec_run(venv, steps: int) -> None:
         full = venv.duel.masks()[np.arange(venv.num_envs), venv.duel.seat]
         assert (masks == full).all(), "action_masks() disagrees with the core"
         obs, rewards, dones, infos = venv.step(uniform_legal_actions(masks, rng))
-        for state in venv.duel.states:
-            check_invariants(state)
+        check_invariants(venv.duel.state)
         for i in np.flatnonzero(dones):
             assert "terminal_observation" in infos[i]
             assert venv.observation_space.contains(infos[i]["terminal_observation"])

@@ -89,18 +89,17 @@ def assign(st, idx: np.ndarray, models: np.ndarray | None) -> None:
     that no other row uses are dropped when new ones come in, so a batch whose rows change
     profiles over time keeps only the models it plays.
     """
-    wanted = (tuple(st.config.latency) if models is None
-              else tuple(dict.fromkeys(models.reshape(-1).tolist())))
+    wanted = dict.fromkeys(st.config.latency if models is None else models.reshape(-1).tolist())
     index = {m: k for k, m in enumerate(st.latency_models)}
-    missing = [m for m in dict.fromkeys(wanted) if m not in index]
-    if missing:
+    if any(m not in index for m in wanted):
         others = np.ones(st.batch_size, bool)
         others[idx] = False
         used = np.unique(st.latency[others])
         remap = np.full(len(st.latency_models), -1, np.int32)
         remap[used] = np.arange(used.size, dtype=np.int32)
         st.latency[others] = remap[st.latency[others]]
-        st.latency_models = tuple(st.latency_models[k] for k in used) + tuple(missing)
+        kept = tuple(st.latency_models[k] for k in used)
+        st.latency_models = kept + tuple(m for m in wanted if m not in kept)
         st._lat_table = stacked_table(st.latency_models)
         index = {m: k for k, m in enumerate(st.latency_models)}
     if models is None:

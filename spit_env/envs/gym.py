@@ -178,8 +178,7 @@ class SpitGymEnv(gymnasium.Env):
         """
         if self._obs is None:
             raise ValueError("public_table() called before reset()")
-        ((_, table),) = self._duel.public_tables(np.zeros(1, np.intp), self._duel.seat[:1])
-        return table
+        return self._duel.public_table(np.zeros(1, np.intp), self._duel.seat[:1])
 
     def render(self):
         """"ansi": the table as text; "human": print it (returns None); None: returns None."""
