@@ -119,7 +119,7 @@ def row_config(st, row: int) -> SpitConfig:
     """The config of row ``row``'s game: ``state.config`` with the row's latency models.
 
     The config that plays this game again alone (``init(row_config(state, b), 1, ...)``, the
-    reference game, a replay record). ``state.config`` itself when the row has its latencies.
+    reference game, a replay record); ``state.config`` itself when the row plays the config's.
 
     Raises:
         ValueError: ``row`` is not an integer 0..B-1.

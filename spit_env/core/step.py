@@ -109,9 +109,7 @@ def step(state: CoreState, actions, *, rows=None, events: bool = False, latency_
     at = slice(None) if every else idx
     _decide(st, active[:, None] & (st.fl_action < 0), effective, given)  # time model 1-3
     touched = _land_due(st, idx, at, out, ev)  # time model 4-6
-    # the table bits of every row: for the stall check of the touched rows, then the next mask
-    tbits = table_bits(st) if every or prev_tbits is None else _update_rows(
-        prev_tbits, idx, table_bits(st, idx))
+    tbits = _table_bits_after(st, prev_tbits, idx, every)  # for the stall check, then the mask
     stalled = _stall_candidates(st, idx, at, touched)
     if stalled.size:
         settle(st, stalled, out, ev, tbits)  # D9, D17
@@ -150,9 +148,17 @@ def _effective_actions(st: CoreState, acts: np.ndarray, illegal: np.ndarray,
     return eff
 
 
-def _update_rows(arr: np.ndarray, idx: np.ndarray, values: np.ndarray) -> np.ndarray:
-    arr[idx] = values
-    return arr
+def _table_bits_after(st: CoreState, prev: np.ndarray | None, idx: np.ndarray,
+                      every: bool) -> np.ndarray:
+    """(B, P) table bits of every row after the landings of the rows ``idx`` that stepped.
+
+    A part of the rows (an env stepping only the games whose learner is busy) costs about its
+    share: ``prev``, the bits from before the step, stays valid for the rows that did not step.
+    """
+    if every or prev is None:
+        return table_bits(st)
+    prev[idx] = table_bits(st, idx)
+    return prev
 
 
 def _stall_candidates(st: CoreState, idx: np.ndarray, at, touched: np.ndarray) -> np.ndarray:
