@@ -365,8 +365,9 @@ def _check_illegal_actions(config, opponent, seed: int, num_envs: int) -> None:
                 "a refused ParallelEnv step changed the game to come")
         else:
             infos = par.step({"player_0": bad, "player_1": good})[4]
-            assert any(e["type"] == "illegal" and e["player"] == 0
-                       for e in infos["player_0"]["events"]), "an illegal action was not reported"
+            assert infos["player_0"]["illegal"] and any(
+                e["type"] == "illegal" and e["player"] == 0 for e in par.last_events()), (
+                "an illegal action was not reported")
 
     # AEC: each agent's illegal action is refused by its own step; a pending action stays.
     aec = env(config)

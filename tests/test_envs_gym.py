@@ -110,7 +110,7 @@ def test_same_seed_same_episode_and_a_win_is_plus_one():
     env.reset(seed=0, options={"deal": deal})
     obs, reward, term, trunc, info = env.step(rules.play_action(0, 1))
     assert (reward, term, trunc) == (1.0, True, False)
-    assert [e["type"] for e in info["events"]][-3:] == ["play", "round_end", "game_end"]
+    assert [e["type"] for e in env.last_events()][-3:] == ["play", "round_end", "game_end"]
 
 
 def test_shaping_and_round_rewards_follow_the_events():
@@ -126,7 +126,7 @@ def test_shaping_and_round_rewards_follow_the_events():
             obs, reward, term, trunc, info = env.step(action)
             me = info["learner_seat"]
             expected = 0.0
-            for e in info["events"]:
+            for e in env.last_events():
                 if e["type"] == "play":
                     expected += shaping if e["player"] == me else -shaping
                 elif e["type"] == "round_end" and e["player"] >= 0:
@@ -151,7 +151,7 @@ def test_round_episodes_end_terminated_at_the_first_round_end():
         env.reset(seed=seed)
         while True:
             obs, reward, term, trunc, info = env.step(int(uniform_legal_actions(env.action_masks(), rng)))
-            ends = [e for e in info["events"] if e["type"] == "round_end"]
+            ends = [e for e in env.last_events() if e["type"] == "round_end"]
             if term or trunc:
                 assert term and not trunc and ends
                 break
@@ -180,3 +180,31 @@ def test_observe_opponent_move_off_hides_the_opponents_move_from_the_learner():
             if term or trunc:
                 break
         assert (shown > 0) == flag
+
+
+def test_info_has_fixed_keys_and_the_mask_at_reset_and_every_step():
+    env = gymnasium.make("Spit-v0", opponent="greedy", config=SHORT)
+    types = {"action_mask": np.ndarray, "learner_seat": int, "clock_ms": int, "illegal": bool}
+    rng = np.random.default_rng(0)
+    illegal_seen = False
+    for seed in range(2):
+        obs, info = env.reset(seed=seed)
+        assert not info["illegal"]
+        while True:
+            assert {k: type(v) for k, v in info.items()} == types
+            mask = info["action_mask"]
+            assert mask.dtype == bool and mask.shape == (rules.N_ACTIONS,)
+            np.testing.assert_array_equal(mask, env.unwrapped.action_masks())
+            assert info["learner_seat"] == env.unwrapped.learner_seat
+            assert info["clock_ms"] == env.unwrapped.snapshot()["clock_ms"]
+            if rng.random() < 0.1 and not mask.all():  # now and then an illegal action
+                action, expect = int(np.flatnonzero(~mask)[0]), True
+            else:
+                action, expect = int(uniform_legal_actions(mask[None], rng)[0]), False
+            obs, _, term, trunc, info = env.step(action)
+            assert info["illegal"] == expect
+            illegal_seen |= expect
+            if term or trunc:
+                assert {k: type(v) for k, v in info.items()} == types
+                break
+    assert illegal_seen

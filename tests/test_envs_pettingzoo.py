@@ -120,7 +120,9 @@ def test_infos_hold_only_agent_keys_and_observations_match_their_space():
             assert o["observation"].dtype == np.float32 and o["observation"].shape == (rules.OBS_DIM,)
             assert o["action_mask"].dtype == np.int8 and o["action_mask"].shape == (rules.N_ACTIONS,)
             assert space.contains(o)
-            assert isinstance(infos[agent]["events"], list)
+            # fixed-shape infos: the same keys and types at reset and at every step
+            assert {k: type(v) for k, v in infos[agent].items()} == {"clock_ms": int, "illegal": bool}
+            assert infos[agent]["clock_ms"] == env.snapshot()["clock_ms"]
 
     obs, infos = env.reset(seed=3)
     check(obs, infos, env.agents)
@@ -181,8 +183,8 @@ def test_two_simultaneous_plays_on_one_pile_exactly_one_lands_whatever_the_dict_
         p0, p1 = rules.play_action(0, 0), rules.play_action(0, 1)  # both target absolute pile 0
         assert obs["player_0"]["action_mask"][p0] and obs["player_1"]["action_mask"][p1]
         actions = {"player_0": p0, "player_1": p1}
-        _, _, _, _, infos = env.step({agent: actions[agent] for agent in order})
-        events = [e for e in infos["player_0"]["events"] if e["type"] in ("play", "bounce")]
+        env.step({agent: actions[agent] for agent in order})
+        events = [e for e in env.last_events() if e["type"] in ("play", "bounce")]
         assert sorted(e["type"] for e in events) == ["bounce", "play"]
         assert all(e["pile"] == 0 for e in events)
         results.append((events, env.snapshot()))
@@ -212,8 +214,8 @@ def test_masks_equal_the_rules_at_reset_after_a_stall_and_at_round_end():
         seen["reset"] += 1
         while env.agents:
             before = list(env.agents)
-            obs, _, _, _, infos = env.step(random_actions(env, obs, rng))
-            types = {e["type"] for e in infos["player_0"]["events"]}
+            obs, _, _, _, _ = env.step(random_actions(env, obs, rng))
+            types = {e["type"] for e in env.last_events()}
             compare(obs, before)
             # A spit after the round start is a stall (D9); round_end covers D10.
             if "round_end" in types:
@@ -236,7 +238,7 @@ def test_a_win_is_terminated_on_the_step_of_the_last_card():
     actions = {"player_0": play, "player_1": rules.WAIT}
     for _ in range(10):  # player_1's WAITs (100 ms) land before the play (300 ms)
         obs, rewards, terms, truncs, infos = env.step(actions)
-        types = [e["type"] for e in infos["player_0"]["events"]]
+        types = [e["type"] for e in env.last_events()]
         if "play" in types:
             break
         assert terms == truncs == {"player_0": False, "player_1": False}
@@ -259,7 +261,7 @@ def test_a_time_limit_is_truncated_only_with_zero_rewards():
     assert truncs == {"player_0": True, "player_1": True}
     assert terms == {"player_0": False, "player_1": False}
     assert rewards == {"player_0": 0.0, "player_1": 0.0}
-    assert infos["player_0"]["events"][-1]["type"] == "game_end"
+    assert env.last_events()[-1]["type"] == "game_end"
     assert steps > 1
 
 
@@ -331,7 +333,8 @@ def test_illegal_action_is_reported_and_played_as_wait():
     obs, _ = env.reset(seed=0)
     illegal = int(np.flatnonzero(obs["player_0"]["action_mask"] == 0)[0])
     _, _, _, _, infos = env.step({"player_0": illegal, "player_1": rules.WAIT})
-    ev = [e for e in infos["player_0"]["events"] if e["type"] == "illegal"]
+    assert infos["player_0"]["illegal"] and not infos["player_1"]["illegal"]
+    ev = [e for e in env.last_events() if e["type"] == "illegal"]
     assert ev and ev[0]["player"] == 0 and ev[0]["action"] == illegal
     raising = spit_env.parallel_env(SpitConfig(illegal_action="raise"))
     raising.reset(seed=0)

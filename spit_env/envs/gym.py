@@ -19,9 +19,14 @@ Rewards (``reward=``, default "game"), episodes (``episode=``, default "game"), 
 and ``learner_seat`` (0, 1 or "random", drawn at every reset) are those of
 :mod:`spit_env.envs.duel`, the same for ``SpitVecEnv``.
 
-Auto-reset: none (Gymnasium's rules: call ``reset()`` after the end). ``info`` holds
-``"events"`` (every event of the core steps this env step ran, docs/RULES.md "Events") and
-``"learner_seat"``.
+Auto-reset: none (Gymnasium's rules: call ``reset()`` after the end).
+
+``info``, at every step and reset, has the same keys with values of the same type and shape:
+``{"action_mask": (23,) bool, "learner_seat": int, "clock_ms": int, "illegal": bool}``: the
+learner's legal moves now (as ``action_masks()``, Gymnasium's convention for masked envs such as
+Taxi), its seat, the game clock (ms) and whether its action this step was outside its mask
+(False at reset). The events of the core steps an env step ran (docs/RULES.md "Events") are
+``last_events()``.
 
 Seeding: as ``spit_env.parallel_env``: ``reset(seed=s)`` plays game 0 of ``s``, each later
 ``reset()`` the next game id; the opponent's and the seat draws use a Generator seeded with ``s``.
@@ -79,6 +84,7 @@ class SpitGymEnv(gymnasium.Env):
         self._rng: np.random.Generator | None = None
         self._obs = None
         self._done = True
+        self._events: list[dict] = []
 
     @property
     def config(self) -> SpitConfig:
@@ -110,7 +116,7 @@ class SpitGymEnv(gymnasium.Env):
         """Start a game (see the module docstring for seeds and ``options["deal"]``).
 
         Returns:
-            (observation (D,) float32, info {"events": [], "learner_seat": int}).
+            (observation (D,) float32, info: the module docstring's keys).
 
         Raises:
             ValueError: a bad seed, options or deal; nothing is changed then.
@@ -125,9 +131,10 @@ class SpitGymEnv(gymnasium.Env):
         self._seed, self._game_id = seed, game_id
         self._obs = self._duel.learner_observe()  # (1, D), a fresh array
         self._done = False
+        self._events = []
         if self.render_mode == "human":
             self.render()
-        return self._obs[0].copy(), {"events": [], "learner_seat": seat}
+        return self._obs[0].copy(), self._info(False)
 
     def step(self, action):
         """One learner decision (the module docstring says what runs in between).
@@ -152,11 +159,29 @@ class SpitGymEnv(gymnasium.Env):
         self._obs = obs
         self._done = bool(term[0] or trunc[0])
         seat = self.learner_seat
-        events = [e for step in (logs or []) for log in step for e in log.for_row(0)]
-        info = {"events": events, "learner_seat": seat}
+        self._events = [e for step in (logs or []) for log in step for e in log.for_row(0)]
+        # the learner's action is its only one in the first core step (it is busy after it)
+        illegal = any(e["type"] == "illegal" and e["player"] == seat for e in self._events)
         if self.render_mode == "human":
             self.render()
-        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), info
+        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), self._info(illegal)
+
+    def _info(self, illegal: bool) -> dict:
+        """The fixed-shape info of the module docstring."""
+        return {"action_mask": self._duel.learner_masks()[0], "learner_seat": self.learner_seat,
+                "clock_ms": int(self._duel.state.clock[0]), "illegal": bool(illegal)}
+
+    def last_events(self) -> list[dict]:
+        """The events of every core step the last ``step`` ran (docs/RULES.md "Events").
+
+        A fresh list of fresh dicts in the order they happened; [] after ``reset()``.
+
+        Raises:
+            ValueError: before the first reset.
+        """
+        if self._obs is None:
+            raise ValueError("last_events() called before reset()")
+        return [dict(e) for e in self._events]
 
     def action_masks(self) -> np.ndarray:
         """(23,) bool: the learner's legal moves now (all False but WAIT once the game is over)."""

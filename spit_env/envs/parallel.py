@@ -20,8 +20,12 @@ Rewards: +1 to the winner and -1 to the loser on the step a game is won (D14 / D
 other step and for a draw or a truncation (D16). ``terminations`` is True on the step a game is
 decided, ``truncations`` on the step it hits a limit; never both. Both agents end together and
 then leave ``agents``; every dict a step returns is keyed by the agents alive before that step.
-``infos[agent] = {"events": [...]}``: the step's events (docs/RULES.md "Events"), the same public
-list for both agents.
+``infos[agent]``, at every step and reset, has the same keys with values of the same type:
+``{"clock_ms": int, "illegal": bool}``, the game clock after the step (ms) and whether the agent's
+action this step was outside its mask (played as WAIT, D11's slap in the slap phase; False at
+reset). Fixed-shape on purpose: TorchRL and Tianshou size their info storage from the first info.
+The step's events (docs/RULES.md "Events", the same public list for both agents) are
+``last_events()``.
 
 Auto-reset: none. After the game ends, call ``reset()``; ``step`` on a finished game raises.
 
@@ -89,6 +93,7 @@ class SpitParallelEnv(ParallelEnv):
         self._state = None
         self._seed: int | None = None
         self._game_id = -1
+        self._events: list[dict] = []
 
     def observation_space(self, agent):
         """The observation space of ``agent`` (the same Dict for both); ValueError for others."""
@@ -124,7 +129,7 @@ class SpitParallelEnv(ParallelEnv):
         """Start a game: game 0 of ``seed`` if given, else the next game id (module docstring).
 
         Returns:
-            (observations, infos) keyed by both agents; infos hold empty event lists.
+            (observations, infos) keyed by both agents (infos: module docstring).
 
         Raises:
             ValueError: a bad seed, ``options`` or ``options["deal"]``; nothing is changed then.
@@ -134,8 +139,9 @@ class SpitParallelEnv(ParallelEnv):
         self._state = core.init(self.config, 1, seed, first_game=game_id, deals=[deal])
         self._seed, self._game_id = seed, game_id
         self.agents = list(self.possible_agents)
+        self._events = []
         observations = self._observations(self.agents)
-        infos = {a: {"events": []} for a in self.agents}
+        infos = self._infos(self.agents, np.zeros(2, bool))
         if self.render_mode == "human":
             self.render()
         return observations, infos
@@ -169,7 +175,8 @@ class SpitParallelEnv(ParallelEnv):
         }
         terminations = dict.fromkeys(live, term)
         truncations = dict.fromkeys(live, trunc)
-        infos = {a: {"events": [dict(e) for e in events]} for a in live}
+        self._events = events
+        infos = self._infos(live, out.illegal[0])
         if term or trunc:
             self.agents = []
         if self.render_mode == "human":
@@ -194,6 +201,24 @@ class SpitParallelEnv(ParallelEnv):
             for seat, agent in enumerate(self.possible_agents):
                 check_legal(f"actions[{agent!r}]", int(joint[0, seat]), masks[agent])
         return joint
+
+    def _infos(self, agents, illegal: np.ndarray) -> dict:
+        """{agent: {"clock_ms": int, "illegal": bool}} for ``agents`` (module docstring)."""
+        clock = int(self._state.clock[0])
+        return {a: {"clock_ms": clock, "illegal": bool(illegal[i])}
+                for i, a in enumerate(self.possible_agents) if a in agents}
+
+    def last_events(self) -> list[dict]:
+        """The events of the last ``step`` (docs/RULES.md "Events"); [] after ``reset()``.
+
+        A fresh list of fresh dicts, the same public events for both agents, in the order
+        they happened (``{"type": "play", "player": 0, "clock_ms": 300, ...}``).
+
+        Raises:
+            ValueError: before the first reset.
+        """
+        self._need_state()
+        return [dict(e) for e in self._events]
 
     def _observations(self, agents) -> dict:
         obs = core.observe(self._state)[0]
@@ -354,6 +379,14 @@ class SpitAECEnv(AECEnv):
     def public_table(self, agent: str):
         """``agent``'s public table, as :meth:`SpitParallelEnv.public_table`."""
         return self._par.public_table(agent)
+
+    def last_events(self) -> list[dict]:
+        """The events of the last decision epoch (as :meth:`SpitParallelEnv.last_events`).
+
+        [] after ``reset()`` and until player_1's step has run an epoch.
+        """
+        self._need_reset()
+        return self._par.last_events()
 
     def step(self, action):
         """Record the selected agent's action; after player_1's, run the decision epoch.
