@@ -1,4 +1,4 @@
-"""Text rendering of a table, a pure function of a snapshot.
+"""Text rendering of a table, a pure function of a snapshot, and every view's ``render()``.
 
 The snapshot is a dict (see ``snapshot()`` of the environments), so rendering never reads an
 engine's private fields.
@@ -12,12 +12,18 @@ player's move in flight with its landing time (D7). Cards are written rank + sui
 
 from __future__ import annotations
 
+from .render_rgb import render_rgb
 from .rules import ACTION_NAMES, N_RANKS, N_STOCKS
 
-__all__ = ["card_name", "render_text", "render", "check_render_mode", "RENDER_MODES"]
+__all__ = ["card_name", "render_text", "render", "check_render_mode", "RENDER_MODES",
+           "RENDER_FPS"]
 
-#: The render modes every environment of the package accepts (besides None).
-RENDER_MODES = ("ansi", "human")
+#: The render modes every environment of the package accepts (besides None): "ansi" the table as
+#: text, "human" that text printed, "rgb_array" an image (``spit_env.render_rgb``).
+RENDER_MODES = ("ansi", "human", "rgb_array")
+#: Frames per second of the environments' ``metadata["render_fps"]`` (a video shows two steps a
+#: second).
+RENDER_FPS = 2
 
 _RANKS = "A23456789TJQK"
 _SUITS = "cdhs"
@@ -131,10 +137,13 @@ def render(snapshot: dict, names: tuple[str, str], render_mode: str | None):
     """What an environment's ``render()`` returns for ``render_mode``.
 
     Returns:
-        the text for "ansi"; None after printing it for "human"; None for None.
+        the text for "ansi"; None after printing it for "human"; an RGB frame (576, 800, 3)
+        uint8 for "rgb_array" (``render_rgb.render_rgb``); None for None.
     """
     if render_mode is None:
         return None
+    if render_mode == "rgb_array":
+        return render_rgb(snapshot, names)
     text = render_text(snapshot, names)
     if render_mode == "human":
         print(text)

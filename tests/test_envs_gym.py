@@ -85,8 +85,8 @@ def test_unknown_opponent_and_bad_options_raise_value_error():
         SpitGymEnv(episode="match")
     with pytest.raises(ValueError, match="shaping"):
         SpitGymEnv(shaping=float("nan"))
-    with pytest.raises(ValueError, match="render_mode"):
-        SpitGymEnv(render_mode="rgb_array")
+    with pytest.raises(ValueError, match=r"render_mode .*\['ansi', 'human', 'rgb_array'\].*'rgb'"):
+        SpitGymEnv(render_mode="rgb")
     env = SpitGymEnv()
     with pytest.raises(ValueError, match="reset"):
         env.step(0)

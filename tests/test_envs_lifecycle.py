@@ -800,7 +800,7 @@ class VecLifecycle(Lifecycle):
         self.expect(self.started, lambda e: e.action_masks(), match="reset")
         text = self.env.render()
         assert (text is None) == (self.env.render_mode is None or not self.started)
-        self.expect(False, lambda e: e.get_images(), match="text")
+        self.expect(self.started, lambda e: e.get_images(), match="reset")
         if also_close:
             self.close()
 

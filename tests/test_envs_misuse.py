@@ -255,7 +255,6 @@ def test_vec_env_misuse_is_refused_and_changes_nothing():
                        match="takes one argument")
     assert_refused(venv, lambda e: e.env_method("num_envs"), match="not a method")
     assert_refused(venv, lambda e: e.render("human"), match="render mode")
-    assert_refused(venv, lambda e: e.get_images(), match="text")
     with pytest.raises(AttributeError):  # as SB3's own VecEnvs (has_attr relies on it)
         venv.get_attr("no_such_attribute")
     with pytest.raises(AttributeError):

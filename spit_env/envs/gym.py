@@ -45,7 +45,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..config import SpitConfig
-from ..render import RENDER_MODES, check_render_mode, render
+from ..render import RENDER_FPS, RENDER_MODES, check_render_mode, render
 from ..rules import N_ACTIONS, OBS_DIM, check_action, reset_deal
 from ..streams import next_game
 from .duel import Duel
@@ -61,7 +61,7 @@ class SpitGymEnv(gymnasium.Env):
             (default "greedy").
         config: the rules and time model (default ``SpitConfig()``).
         learner_seat: 0, 1 or "random" (default, drawn at every reset).
-        render_mode: None, "ansi" or "human".
+        render_mode: None, "ansi", "human" or "rgb_array" (``render()``).
         reward: "game" or "round". shaping: float. episode: "game" or "round" (see
             :mod:`spit_env.envs.duel`).
 
@@ -69,7 +69,7 @@ class SpitGymEnv(gymnasium.Env):
         ValueError: any bad argument (the message names it and the allowed values).
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     def __init__(self, opponent="greedy", config: SpitConfig | None = None, learner_seat="random",
                  render_mode: str | None = None, reward: str = "game", shaping: float = 0.0,
@@ -206,7 +206,11 @@ class SpitGymEnv(gymnasium.Env):
         return self._duel.public_table(np.zeros(1, np.intp), self._duel.seat[:1])
 
     def render(self):
-        """"ansi": the table as text; "human": print it (returns None); None: returns None."""
+        """The table in ``render_mode`` (``spit_env.render.render``); None before ``reset()``.
+
+        "ansi": the table as text; "human": print it (returns None); "rgb_array": an RGB frame
+        (576, 800, 3) uint8 (``spit_env.render_rgb``); None: returns None.
+        """
         if self.render_mode is None or self._obs is None:
             return None
         return render(self.snapshot(), self._duel.render_names(0), self.render_mode)

@@ -50,7 +50,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from .. import core
 from ..checks import check_choice
 from ..config import SpitConfig, check_config
-from ..render import RENDER_MODES, check_render_mode, render
+from ..render import RENDER_FPS, RENDER_MODES, check_render_mode, render
 from ..rules import N_ACTIONS, OBS_DIM, check_action, check_legal, reset_deal
 from ..streams import next_game
 
@@ -65,14 +65,15 @@ class SpitParallelEnv(ParallelEnv):
 
     Args:
         config: the rules and time model (default ``SpitConfig()``).
-        render_mode: None, "ansi" (``render()`` returns the table as text) or "human" (prints it).
+        render_mode: None, "ansi" (``render()`` returns the table as text), "human" (prints it)
+            or "rgb_array" (an RGB frame (576, 800, 3) uint8, ``spit_env.render_rgb``).
 
     Raises:
         ValueError: a bad ``config`` or ``render_mode``.
     """
 
     metadata = {"name": "spit_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": True,
-                "render_fps": 2}
+                "render_fps": RENDER_FPS}
 
     def __init__(self, config: SpitConfig | None = None, render_mode: str | None = None):
         check_render_mode(render_mode)
@@ -272,7 +273,11 @@ class SpitParallelEnv(ParallelEnv):
         return core.public_table(self._state, np.zeros(1, np.intp), seat)
 
     def render(self):
-        """"ansi": the table as text; "human": print it (returns None); None: returns None."""
+        """The table in ``render_mode`` (``spit_env.render.render``); None before ``reset()``.
+
+        "ansi": the table as text; "human": print it (returns None); "rgb_array": an RGB frame
+        (576, 800, 3) uint8; None: returns None.
+        """
         if self.render_mode is None or self._state is None:
             return None
         return render(self.snapshot(), tuple(self.possible_agents), self.render_mode)

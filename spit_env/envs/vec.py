@@ -36,7 +36,8 @@ rows without one, and every auto-reset, deal by the seed. Other keys are ignored
 The SB3 plumbing acts on this one object (the rows share it), except for the opponent, which
 each row may have of its own: ``get_attr(name)`` returns the attribute once per index (for
 "opponent", each index's row's); ``env_method`` calls the per-row methods (``action_masks``,
-``snapshot``, ``render``, no arguments) row by row, ``set_opponent`` for the rows of ``indices``,
+``snapshot``, ``render``: text, or a frame under "rgb_array"; no arguments) row by row,
+``set_opponent`` for the rows of ``indices``,
 and any other method once, with ``indices`` addressing every env, its result repeated per index;
 ``set_attr`` sets "opponent" for the rows of ``indices`` (``set_opponent``), and otherwise must
 address every env: it checks "skip_forced_waits", refuses the VecEnv's own
@@ -51,6 +52,10 @@ problem and changes nothing: the same games in every row, and the same run from 
 are checked by ``step_async``, the call that submits them. An opponent policy that fails part-way
 through a step leaves the games half-stepped: every later step says so until ``reset()``.
 ``close()`` releases nothing; the VecEnv stays usable.
+
+Rendering (``render_mode``): "ansi" / "human" every row's table as text (printed); "rgb_array"
+``render()`` tiles the rows' frames into one image as SB3's VecEnvs do, for ``VecVideoRecorder``;
+``get_images()`` returns each row's (576, 800, 3) uint8 frame under any render mode.
 """
 
 from __future__ import annotations
@@ -60,11 +65,12 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, tile_images
 
 from ..checks import check_int, is_int
 from ..config import SpitConfig
-from ..render import check_render_mode, render_text
+from ..render import RENDER_FPS, RENDER_MODES, check_render_mode, render_text
+from ..render_rgb import render_rgb
 from ..rules import N_ACTIONS, OBS_DIM, reset_deal
 from ..streams import check_seed, os_seed
 from .duel import Duel
@@ -85,7 +91,7 @@ class SpitVecEnv(VecEnv):
         seed: the seed of the games (integer >= 0).
         learner_seat: 0, 1 or "random".
         reward: "game" or "round". shaping: float. episode: "game" or "round".
-        render_mode: None, "ansi" or "human".
+        render_mode: None, "ansi", "human" or "rgb_array" (module docstring).
         skip_forced_waits: after the learner's decision, up to this many further decisions whose
             only legal move is WAIT are played for it within the same step (their rewards add
             up; the game is unchanged). 0 (default): every decision is the learner's.
@@ -115,6 +121,7 @@ class SpitVecEnv(VecEnv):
             spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32),
             spaces.Discrete(N_ACTIONS),
         )
+        self.metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     # --- options --------------------------------------------------------------------------------
     @property
@@ -348,10 +355,13 @@ class SpitVecEnv(VecEnv):
         return f"[env {i}]\n" + render_text(self.snapshot(i), self._duel.render_names(i))
 
     def render(self, mode: str | None = None):
-        """Render every row's table ("ansi": as text; "human": printed).
+        """Render every row's table in the constructor's ``render_mode``.
 
-        "ansi": every row's table as text; "human": print it. Other modes, or a mode other than the
-        constructor's render_mode: ValueError.
+        "ansi": every row's table as text; "human": print it; "rgb_array": the rows' frames
+        (:meth:`get_images`) tiled into one image, as SB3's VecEnvs do. None before ``reset()``.
+
+        Raises:
+            ValueError: a mode other than the constructor's render_mode.
         """
         mode = mode or self.render_mode
         if mode is None:
@@ -363,21 +373,28 @@ class SpitVecEnv(VecEnv):
             )
         if self._obs is None:
             return None
+        if mode == "rgb_array":
+            return tile_images(self.get_images())
         text = "\n\n".join(self._render_row(i) for i in range(self.num_envs))
         if mode == "human":
             print(text)
             return None
         return text
 
-    def get_images(self):
-        """Not available: the tables are rendered as text (``render``), never as images.
+    def get_images(self) -> list[np.ndarray]:
+        """Each row's table as an RGB frame (576, 800, 3) uint8 (``spit_env.render_rgb``).
+
+        Drawn whatever the ``render_mode`` (SB3's ``VecVideoRecorder`` wants "rgb_array").
 
         Raises:
-            ValueError: always.
+            ValueError: before ``reset()``.
         """
-        raise ValueError(
-            "SpitVecEnv renders text (render_mode 'ansi' or 'human'), not images: use render()"
-        )
+        if self._obs is None:
+            raise ValueError("get_images() called before reset()")
+        return [self._frame(i) for i in range(self.num_envs)]
+
+    def _frame(self, i: int) -> np.ndarray:
+        return render_rgb(self.snapshot(i), self._duel.render_names(i))
 
     def close(self) -> None:
         """Nothing to release; the VecEnv stays usable."""
@@ -462,6 +479,8 @@ class SpitVecEnv(VecEnv):
         if method_name == "snapshot":
             return [self.snapshot(i) for i in idx]
         if method_name == "render":
+            if self.render_mode == "rgb_array":
+                return [None if self._obs is None else self._frame(i) for i in idx]
             out = [self._render_row(i) if self._obs is not None else None for i in idx]
             if self.render_mode == "human":
                 for text in out:
