@@ -184,7 +184,8 @@ def test_observe_opponent_move_off_hides_the_opponents_move_from_the_learner():
 
 def test_info_has_fixed_keys_and_the_mask_at_reset_and_every_step():
     env = gymnasium.make("Spit-v0", opponent="greedy", config=SHORT)
-    types = {"action_mask": np.ndarray, "learner_seat": int, "clock_ms": int, "illegal": bool}
+    types = {"action_mask": np.ndarray, "learner_seat": np.int64, "clock_ms": np.int64,
+             "illegal": np.bool_}
     rng = np.random.default_rng(0)
     illegal_seen = False
     for seed in range(2):

@@ -121,7 +121,7 @@ def test_infos_hold_only_agent_keys_and_observations_match_their_space():
             assert o["action_mask"].dtype == np.int8 and o["action_mask"].shape == (rules.N_ACTIONS,)
             assert space.contains(o)
             # fixed-shape infos: the same keys and types at reset and at every step
-            assert {k: type(v) for k, v in infos[agent].items()} == {"clock_ms": int, "illegal": bool}
+            assert {k: type(v) for k, v in infos[agent].items()} == {"clock_ms": np.int64, "illegal": np.bool_}
             assert infos[agent]["clock_ms"] == env.snapshot()["clock_ms"]
 
     obs, infos = env.reset(seed=3)
@@ -308,7 +308,7 @@ def test_observe_opponent_move_flag_hides_only_the_opponents_move():
 
 def test_bad_inputs_raise_value_error_naming_them():
     with pytest.raises(ValueError, match="render_mode"):
-        spit_env.parallel_env(render_mode="rgb_array")
+        spit_env.parallel_env(render_mode="rgb_array_list")
     with pytest.raises(ValueError, match="render_mode"):
         spit_env.env(render_mode="video")
     env = spit_env.parallel_env()
@@ -342,36 +342,6 @@ def test_illegal_action_is_reported_and_played_as_wait():
     with pytest.raises(ValueError):
         raising.step({"player_0": illegal, "player_1": rules.WAIT})
     assert raising.snapshot() == before
-
-
-def test_supersuit_vector_route_runs_5000_steps():
-    import supersuit as ss
-
-    env = spit_env.parallel_env(SpitConfig(max_game_ms=20_000))
-    venv = ss.pettingzoo_env_to_vec_env_v1(env)
-    venv = ss.concat_vec_envs_v1(venv, 2, num_cpus=0, base_class="stable_baselines3")
-    obs = venv.reset()
-    shapes = {k: v.shape for k, v in obs.items()}
-    assert shapes == {"observation": (4, rules.OBS_DIM), "action_mask": (4, rules.N_ACTIONS)}
-    rng = np.random.default_rng(0)
-    ends = 0
-    for _ in range(5_000):
-        u = np.where(obs["action_mask"].astype(bool), rng.random(obs["action_mask"].shape), -1.0)
-        obs, rewards, dones, infos = venv.step(u.argmax(axis=1))
-        assert {k: v.shape for k, v in obs.items()} == shapes
-        assert obs["observation"].dtype == np.float32
-        # The two agents of one game end together (rows 2k and 2k + 1).
-        np.testing.assert_array_equal(dones[0::2], dones[1::2])
-        np.testing.assert_array_equal(rewards[0::2], -rewards[1::2])
-        for i in np.flatnonzero(dones):
-            assert "terminal_observation" in infos[i]
-            # Auto-reset: the new game's first observation: round 0, phase play, both hands free.
-            o = obs["observation"][i]
-            assert o[rules.OBS["round"].start] == 0.0 and o[rules.OBS["phase"].start] == 1.0
-            assert o[rules.OBS["self_busy"].start] == o[rules.OBS["opp_busy"].start] == 0.0
-        ends += int(dones[0])
-    assert ends >= 5
-    venv.close()
 
 
 def test_a_pickled_env_continues_the_same_game():

@@ -180,7 +180,7 @@ def test_vec_plumbing_methods():
     with pytest.raises(ValueError, match="num_envs"):
         SpitVecEnv(2.5)
     with pytest.raises(ValueError, match="render_mode"):
-        SpitVecEnv(2, render_mode="rgb_array")
+        SpitVecEnv(2, render_mode="rgb_array_list")
 
 
 def test_maskable_ppo_learns_a_few_steps_through_vec_monitor():

@@ -22,7 +22,8 @@ and ``learner_seat`` (0, 1 or "random", drawn at every reset) are those of
 Auto-reset: none (Gymnasium's rules: call ``reset()`` after the end).
 
 ``info``, at every step and reset, has the same keys with values of the same type and shape:
-``{"action_mask": (23,) bool, "learner_seat": int, "clock_ms": int, "illegal": bool}``: the
+``{"action_mask": (23,) bool, "learner_seat": np.int64, "clock_ms": np.int64, "illegal":
+np.bool_}`` (NumPy values, as TorchRL's info readers want): the
 learner's legal moves now (as ``action_masks()``, Gymnasium's convention for masked envs such as
 Taxi), its seat, the game clock (ms) and whether its action this step was outside its mask
 (False at reset). The events of the core steps an env step ran (docs/RULES.md "Events") are
@@ -168,8 +169,9 @@ class SpitGymEnv(gymnasium.Env):
 
     def _info(self, illegal: bool) -> dict:
         """The fixed-shape info of the module docstring."""
-        return {"action_mask": self._duel.learner_masks()[0], "learner_seat": self.learner_seat,
-                "clock_ms": int(self._duel.state.clock[0]), "illegal": bool(illegal)}
+        return {"action_mask": self._duel.learner_masks()[0],
+                "learner_seat": np.int64(self._duel.seat[0]),
+                "clock_ms": np.int64(self._duel.state.clock[0]), "illegal": np.bool_(illegal)}
 
     def last_events(self) -> list[dict]:
         """The events of every core step the last ``step`` ran (docs/RULES.md "Events").

@@ -21,9 +21,10 @@ other step and for a draw or a truncation (D16). ``terminations`` is True on the
 decided, ``truncations`` on the step it hits a limit; never both. Both agents end together and
 then leave ``agents``; every dict a step returns is keyed by the agents alive before that step.
 ``infos[agent]``, at every step and reset, has the same keys with values of the same type:
-``{"clock_ms": int, "illegal": bool}``, the game clock after the step (ms) and whether the agent's
-action this step was outside its mask (played as WAIT, D11's slap in the slap phase; False at
-reset). Fixed-shape on purpose: TorchRL and Tianshou size their info storage from the first info.
+``{"clock_ms": np.int64, "illegal": np.bool_}``, the game clock after the step (ms) and whether the
+agent's action this step was outside its mask (played as WAIT, D11's slap in the slap phase; False
+at reset). Fixed-shape NumPy values on purpose: TorchRL and Tianshou size their info storage from
+the first info (and TorchRL's info readers want a ``dtype``).
 The step's events (docs/RULES.md "Events", the same public list for both agents) are
 ``last_events()``.
 
@@ -204,9 +205,9 @@ class SpitParallelEnv(ParallelEnv):
         return joint
 
     def _infos(self, agents, illegal: np.ndarray) -> dict:
-        """{agent: {"clock_ms": int, "illegal": bool}} for ``agents`` (module docstring)."""
-        clock = int(self._state.clock[0])
-        return {a: {"clock_ms": clock, "illegal": bool(illegal[i])}
+        """{agent: {"clock_ms": np.int64, "illegal": np.bool_}} of ``agents`` (module docstring)."""
+        clock = np.int64(self._state.clock[0])
+        return {a: {"clock_ms": clock, "illegal": np.bool_(illegal[i])}
                 for i, a in enumerate(self.possible_agents) if a in agents}
 
     def last_events(self) -> list[dict]:
