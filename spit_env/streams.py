@@ -16,7 +16,17 @@ purpose            a, b                    use
 ``LATENCY``        player, decision index  the latency of a move: top 16 bits index the
                                            model's quantile table (see ``latency.py``)
 ``TIE``            clock_ms, 0             D8 coin: lowest bit 1 means player 1 lands first
+``SEAT``           0, 0                    the learner's seat when the environments draw it
+                                           (``learner_seat="random"``): lowest bit
+``POLICY``         seat, decision index    the key of a policy's draws at that decision
+                                           (:class:`RowStreams`; the decision index is the
+                                           seat's ``decisions`` count in the core state)
 =================  ======================  =============================================
+
+A policy's draws (:class:`RowStreams`): the environments hand every policy an rng whose draws
+of shape (B, ...) take row i's values from row i's own stream, keyed by (seed, game id, seat,
+decision index); so a game's moves depend on that game only, not on the other games deciding in
+the same call, the batch size or what the process did before.
 
 Seeds of the environments (:func:`next_game`): game ``g`` of seed ``s`` is the stream key
 ``game_key(s, g)``; ``reset(seed=s)`` plays game 0 of ``s``, a later ``reset()`` the next game
@@ -30,7 +40,7 @@ import numpy as np
 
 from .checks import check_int
 
-DEAL, REDEAL, LATENCY, TIE = 1, 2, 3, 4
+DEAL, REDEAL, LATENCY, TIE, SEAT, POLICY = 1, 2, 3, 4, 5, 6
 
 _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
@@ -91,6 +101,82 @@ def shuffled(key: int, purpose: int, a: int, cards) -> list[int]:
         return []
     keys = draw(np.uint64(key), purpose, a, np.asarray(cards, dtype=np.int64))
     return [c for _, c in sorted(zip(keys.tolist(), cards, strict=True))]
+
+
+def seat_draws(keys) -> np.ndarray:
+    """(n,) int64 0 or 1: the learner seats of the games of ``keys`` ((n,) :func:`game_key`)."""
+    return (draw(np.asarray(keys).reshape(-1), SEAT, 0, 0) & _U64(1)).astype(np.int64)
+
+
+class RowStreams:
+    """An rng for a batched policy call: draws of shape (B, ...) are per row (module docstring).
+
+    Row i's values come from its own counter-based stream ``draw(keys[i], POLICY, call, j)``
+    (``call``: the how-many-th draw of this object, ``j``: the element within the row), so they
+    depend on row i's key alone. ``random``, ``integers`` and ``gumbel`` with a size whose first
+    dimension is B are drawn so. Any other draw (another shape, or another Generator method) comes
+    from one ``numpy.random.Generator`` seeded with all B keys: reproducible, but shared by the B
+    rows, so with B > 1 those draws depend on which games decide together.
+
+    Args:
+        keys: (B,) uint64 keys, one per row (e.g. ``draw(game_key, POLICY, seat, decision)``).
+    """
+
+    def __init__(self, keys):
+        self.keys = _u64(np.asarray(keys)).reshape(-1)
+        self._calls = 0
+        self._generator = None
+
+    def _bits(self, size) -> np.ndarray | None:
+        """(size) uint64 per-row draws, or None if ``size`` does not lead with B."""
+        if size is None:
+            return None
+        shape = (int(size),) if np.ndim(size) == 0 else tuple(int(n) for n in size)
+        if not shape or shape[0] != self.keys.size:
+            return None
+        self._calls += 1
+        n = int(np.prod(shape[1:], dtype=np.int64))
+        return draw(self.keys[:, None], POLICY, self._calls, np.arange(n)).reshape(shape)
+
+    @property
+    def shared(self) -> np.random.Generator:
+        """The Generator of the draws that are not per row (seeded with all B keys)."""
+        if self._generator is None:
+            self._generator = np.random.default_rng([int(k) for k in self.keys])
+        return self._generator
+
+    def random(self, size=None, dtype=np.float64):
+        """Uniform floats in [0, 1), as ``Generator.random``."""
+        bits = self._bits(size)
+        if bits is None:
+            return self.shared.random(size, dtype)
+        return ((bits >> _U64(11)).astype(np.float64) * 2.0 ** -53).astype(dtype, copy=False)
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        """Integers in [low, high) (``endpoint``: [low, high]), as ``Generator.integers``."""
+        bits = self._bits(size)
+        if bits is None:
+            return self.shared.integers(low, high, size, dtype, endpoint)
+        if high is None:
+            low, high = 0, low
+        span = int(high) - int(low) + (1 if endpoint else 0)
+        if span <= 0:
+            raise ValueError(f"high must be greater than low, got low={low}, high={high}")
+        # the modulo's bias is below span / 2**64: nothing a policy could notice
+        return (bits % _U64(span)).astype(np.int64).astype(dtype) + dtype(low)
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None):
+        """Gumbel draws, as ``Generator.gumbel``."""
+        bits = self._bits(size)
+        if bits is None:
+            return self.shared.gumbel(loc, scale, size)
+        u = ((bits >> _U64(11)).astype(np.float64) + 0.5) * 2.0 ** -53  # in (0, 1)
+        return loc - scale * np.log(-np.log(u))
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.shared, name)
 
 
 # --- seeds of the environments --------------------------------------------------------------------

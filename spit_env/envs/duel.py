@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import core
+from .. import core, streams
 from ..checks import check_choice, check_int, check_number
 from ..config import SpitConfig, check_config
 from ..policy import apply_profile, call_policy
@@ -211,16 +211,18 @@ class Duel:
         """
         return self.config if self.state is None else core.row_config(self.state, row)
 
-    def draw_seats(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def draw_seats(self, rows: np.ndarray, seed: int, game_ids: np.ndarray) -> np.ndarray:
         """The learner seats of games started in ``rows``.
 
-        (B,) int64: the learner seats for games started in ``rows`` ((B,) bool), the current seats
-        elsewhere: ``learner_seat``, or with "random" one ``rng.integers(0, 2)`` per row in row
-        order.
+        (B,) int64: the learner seats for games ``game_ids`` ((B,) int, read in ``rows``) of
+        ``seed`` started in ``rows`` ((B,) bool), the current seats elsewhere: ``learner_seat``,
+        or with "random" the game's own draw (``streams.seat_draws``: a function of (seed, game
+        id) alone).
         """
         seats = self.seat.copy()
         if self.learner_seat == "random":
-            seats[rows] = rng.integers(0, 2, size=int(np.count_nonzero(rows)))
+            ids = np.broadcast_to(np.asarray(game_ids, np.int64), rows.shape)[rows]
+            seats[rows] = streams.seat_draws(streams.game_key(seed, ids))
         else:
             seats[rows] = self.learner_seat
         return seats
@@ -312,12 +314,12 @@ class Duel:
                 f"({self.failure}); the games cannot go on: call reset()"
             )
 
-    def play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator,
-             skip_forced: int = 0):
+    def play(self, actions: np.ndarray, rows: np.ndarray, rng=None, skip_forced: int = 0):
         """One learner decision in ``rows``.
 
         Apply the learner's ``actions`` ((B,) int) in ``rows`` ((B,) bool) and run each row on while
-        its learner is busy and its episode goes on (the opponent policy draws from ``rng``). With
+        its learner is busy and its episode goes on. The opponent policy draws from the games' own
+        streams (:meth:`policy_rng`); ``rng`` is ignored (the argument stays for callers). With
         ``skip_forced`` k > 0, a learner that becomes free with WAIT as its only legal move plays
         WAIT for itself, up to k times per row, and its row runs on (SpitVecEnv's
         ``skip_forced_waits``).
@@ -339,13 +341,12 @@ class Duel:
         """
         self.need_start()
         try:
-            return self._play(actions, rows, rng, skip_forced)
+            return self._play(actions, rows, skip_forced)
         except BaseException as err:  # even an interrupt leaves the games half-stepped
             self.failure = f"{type(err).__name__}: {err}"
             raise
 
-    def _play(self, actions: np.ndarray, rows: np.ndarray, rng: np.random.Generator,
-              skip_forced: int):
+    def _play(self, actions: np.ndarray, rows: np.ndarray, skip_forced: int):
         b = self.batch_size
         idx = self._idx
         seat = self.seat
@@ -375,7 +376,7 @@ class Duel:
                     choose = ~forced
                     deciding, od, masks = deciding[choose], od[choose], masks[choose]
                 if deciding.size:
-                    joint[deciding, od] = self._opponent_actions(deciding, od, masks, rng)
+                    joint[deciding, od] = self._opponent_actions(deciding, od, masks)
             term, trunc, game_rew, step_logs = self._step(joint, pending)
             rewards += game_rew
             if logs is not None:
@@ -404,22 +405,33 @@ class Duel:
             raise RuntimeError("the learner stayed busy for too many decision epochs (core bug)")
         return self.learner_observe(rows), rewards.astype(np.float32), terminated, truncated, logs
 
-    def _opponent_actions(self, idx: np.ndarray, seats: np.ndarray, masks: np.ndarray,
-                          rng: np.random.Generator) -> np.ndarray:
+    def policy_rng(self, idx: np.ndarray, seats: np.ndarray) -> streams.RowStreams:
+        """The rng of a policy deciding for seat ``seats[j]`` of row ``idx[j]`` ((n,) ints).
+
+        Row j's draws come from its own stream, keyed by (seed, game id, seat, decision index)
+        (``streams.RowStreams``): the same in any batch and after any history.
+        """
+        st = self.state
+        return streams.RowStreams(streams.draw(st.key[idx], streams.POLICY, seats,
+                                               st.decisions[idx, seats].astype(np.int64)))
+
+    def _opponent_actions(self, idx: np.ndarray, seats: np.ndarray,
+                          masks: np.ndarray) -> np.ndarray:
         """(n,) int64: the opponents' choices for seat ``seats[j]`` of row ``idx[j]``.
 
         ``masks``: (n, 23) bool, their legal moves. One call of each opponent for the rows it
-        plays, in the order of the opponents.
+        plays, in the order of the opponents, with :meth:`policy_rng`.
         """
         obs = self.observe_at(idx, seats)
         if len(self._opponents) == 1:
-            return call_policy(self._opponents[0][1], obs, masks, rng,
+            return call_policy(self._opponents[0][1], obs, masks, self.policy_rng(idx, seats),
                                table=lambda: self.public_table(idx, seats))
         out = np.empty(idx.size, np.int64)
         who = self.row_opponent[idx]
         for k in np.unique(who):
             j = np.flatnonzero(who == k)
-            out[j] = call_policy(self._opponents[k][1], obs[j], masks[j], rng,
+            out[j] = call_policy(self._opponents[k][1], obs[j], masks[j],
+                                 self.policy_rng(idx[j], seats[j]),
                                  table=lambda j=j: self.public_table(idx[j], seats[j]))
         return out
 

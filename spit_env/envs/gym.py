@@ -30,7 +30,9 @@ Taxi), its seat, the game clock (ms) and whether its action this step was outsid
 ``last_events()``.
 
 Seeding: as ``spit_env.parallel_env``: ``reset(seed=s)`` plays game 0 of ``s``, each later
-``reset()`` the next game id; the opponent's and the seat draws use a Generator seeded with ``s``.
+``reset()`` the next game id. Every draw of game ``g`` (the deal, latencies, the seat drawn for
+``learner_seat="random"``, the opponent policy's draws) depends on ``(s, g)`` alone
+(docs/ENVIRONMENTS.md "Seeding").
 
 Errors: every misuse (``step`` before ``reset()`` or after the end, a bad seed, options or
 action, an illegal action under ``illegal_action="raise"``, an unknown opponent) raises
@@ -82,7 +84,6 @@ class SpitGymEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(N_ACTIONS)
         self._seed: int | None = None
         self._game_id = -1
-        self._rng: np.random.Generator | None = None
         self._obs = None
         self._done = True
         self._events: list[dict] = []
@@ -125,9 +126,7 @@ class SpitGymEnv(gymnasium.Env):
         deal = reset_deal(options)
         seed, game_id = next_game(seed, self._seed, self._game_id)
         super().reset(seed=seed)
-        if game_id == 0:
-            self._rng = np.random.default_rng(seed)
-        seat = int(self._duel.draw_seats(np.ones(1, bool), self._rng)[0])
+        seat = int(self._duel.draw_seats(np.ones(1, bool), seed, np.array([game_id]))[0])
         self._duel.start(seed, game_id, np.array([seat]), deals=[deal])
         self._seed, self._game_id = seed, game_id
         self._obs = self._duel.learner_observe()  # (1, D), a fresh array
@@ -156,7 +155,7 @@ class SpitGymEnv(gymnasium.Env):
         a = check_action(action)
         one = np.ones(1, bool)
         self._duel.refuse_illegal(np.array([a], np.int64), one, lambda _: "action")
-        obs, rew, term, trunc, logs = self._duel.play(np.array([a], np.int64), one, self._rng)
+        obs, rew, term, trunc, logs = self._duel.play(np.array([a], np.int64), one)
         self._obs = obs
         self._done = bool(term[0] or trunc[0])
         seat = self.learner_seat

@@ -25,8 +25,10 @@ fresh game: the returned observation and ``action_masks()`` are the new game's,
 Game ids: row i first plays game i of ``seed``; each auto-reset takes the next unused game id
 (num_envs, num_envs + 1, ... in row order within a step), so a run is reproducible from
 (seed, num_envs, opponent). ``seed(s)`` makes the next ``reset()`` start over from game 0 of
-``s``; ``reset()`` without a new seed starts the next unused game ids. The opponent's and the
-seat draws use a Generator seeded with the seed.
+``s``; ``reset()`` without a new seed starts the next unused game ids. Every draw of game ``g``
+(the deal, latencies, the seat drawn for ``learner_seat="random"``, the opponent policy's draws)
+depends on ``(s, g)`` alone, not on the row it is played in or the other rows
+(docs/ENVIRONMENTS.md "Seeding").
 
 Options (SB3's ``set_options``): ``set_options({"deal": [pack0, pack1]})`` or a list of
 ``num_envs`` option dicts (None for none) is used by the next ``reset()`` only: row i's first
@@ -111,7 +113,6 @@ class SpitVecEnv(VecEnv):
         self._seed = check_seed(seed)
         self._next_seed: int | None = self._seed
         self._next_game = 0
-        self._rng = np.random.default_rng(self._seed)
         self._obs = None
         self._masks = None  # the learners' masks of the current state, once asked for
         self._actions = None
@@ -221,10 +222,10 @@ class SpitVecEnv(VecEnv):
         deals = [reset_deal(o, f"options[{i}]") for i, o in enumerate(self._options)]
         if self._next_seed is not None:
             self._seed, self._next_game = self._next_seed, 0
-            self._rng = np.random.default_rng(self._seed)
             self._next_seed = None
+        ids = self._next_game + np.arange(b)
         self._duel.start(
-            self._seed, self._next_game, self._duel.draw_seats(np.ones(b, bool), self._rng),
+            self._seed, self._next_game, self._duel.draw_seats(np.ones(b, bool), self._seed, ids),
             deals=deals if any(d is not None for d in deals) else None,
         )
         self._next_game += b
@@ -301,8 +302,8 @@ class SpitVecEnv(VecEnv):
             (rewards (B,) float64, 0 outside ``rows``; ended (B,) bool).
         """
         self._masks = None
-        learner_obs, rewards, term, trunc, _ = self._duel.play(actions, rows, self._rng,
-                                                               self.skip_forced_waits)
+        learner_obs, rewards, term, trunc, _ = self._duel.play(
+            actions, rows, skip_forced=self.skip_forced_waits)
         ended = rows & (term | trunc)
         obs = self._obs  # only the rows played changed (a copy goes out of step_wait)
         obs[rows] = learner_obs
@@ -315,7 +316,8 @@ class SpitVecEnv(VecEnv):
             game_ids = np.zeros(self.num_envs, np.int64)
             game_ids[ended] = self._next_game + np.arange(idx.size)
             self._next_game += idx.size
-            self._duel.restart(ended, game_ids, self._duel.draw_seats(ended, self._rng))
+            self._duel.restart(ended, game_ids,
+                               self._duel.draw_seats(ended, self._seed, game_ids))
             obs[ended] = self._duel.learner_observe(ended)  # only the restarted rows changed
         return np.where(rows, rewards, 0.0).astype(np.float64), ended
 

@@ -1,0 +1,131 @@
+"""Every game's randomness depends on (seed, game id) alone: the same moves and outcome of game
+(s, g) after any history (steps, abandoned games, refused errors, snapshots, copies) and in any
+row of a VecEnv beside any other rows; the per-row streams of spit_env.streams.RowStreams."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spit_env import SpitConfig, SpitGymEnv, SpitVecEnv, streams
+
+CONFIG = SpitConfig(max_game_ms=20_000, illegal_action="raise")
+OPPONENTS = ("greedy", "random", "chain@club")
+
+
+def _learner(seed: int, game: int):
+    """The learner of game (seed, game): a uniform legal move from a generator of its own."""
+    rng = np.random.default_rng([seed, game])
+    return lambda mask: int(np.flatnonzero(mask)[int(rng.integers(mask.sum()))])
+
+
+def _play_gym(env, seed: int, game: int, info) -> list:
+    """Play the running game of ``env`` to its end; its trajectory."""
+    learner = _learner(seed, game)
+    out = [("seat", int(info["learner_seat"]))]
+    for _ in range(5_000):
+        obs, reward, term, trunc, info = env.step(learner(info["action_mask"]))
+        out.append((obs.tobytes(), reward, term, trunc))
+        if term or trunc:
+            return out + [("end", env.snapshot()["winner"], env.snapshot()["clock_ms"])]
+    raise AssertionError("the game did not end")
+
+
+def _reference(opponent: str, seed: int, game: int) -> list:
+    env = SpitGymEnv(opponent=opponent, config=CONFIG)
+    _, info = env.reset(seed=seed)
+    for _ in range(game):
+        _, info = env.reset()
+    return _play_gym(env, seed, game, info)
+
+
+# a history: per abandoned game, a list of operations
+OPS = st.lists(st.sampled_from(["step", "illegal", "snapshot", "copy", "masks"]), max_size=12)
+
+
+def _run(env, info, ops, rng):
+    """Apply a history's operations to the running game of ``env``; (env, info) after them."""
+    for op in ops:
+        mask = info["action_mask"]
+        if op == "step":
+            _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            if term or trunc:
+                break
+        elif op == "illegal" and not mask.all():
+            with pytest.raises(ValueError):
+                env.step(int(np.flatnonzero(~mask)[0]))
+        elif op == "snapshot":
+            env.snapshot()
+        elif op == "copy":
+            env = copy.deepcopy(env)
+        else:
+            env.action_masks()
+    return env, info
+
+
+@settings(max_examples=12, deadline=None)
+@given(opponent=st.sampled_from(OPPONENTS), seed=st.integers(0, 2**32), game=st.integers(0, 3),
+       before=st.lists(OPS, max_size=3), data=st.data(), steps_seed=st.integers(0, 2**16))
+def test_a_gym_game_plays_the_same_after_any_history(opponent, seed, game, before, data,
+                                                     steps_seed):
+    env = SpitGymEnv(opponent=opponent, config=CONFIG)
+    rng = np.random.default_rng(steps_seed)
+    _, info = env.reset(seed=seed + 1)  # games of another seed, played partly, abandoned
+    for ops in before:
+        env, info = _run(env, info, ops, rng)
+        _, info = env.reset()
+    _, info = env.reset(seed=seed)  # then games 0 .. game - 1 of the seed, the same
+    for _ in range(game):
+        env, info = _run(env, info, data.draw(OPS), rng)
+        _, info = env.reset()
+    assert _play_gym(env, seed, game, info) == _reference(opponent, seed, game)
+
+
+@settings(max_examples=6, deadline=None)
+@given(opponent=st.sampled_from(OPPONENTS), seed=st.integers(0, 2**32),
+       num_envs=st.integers(1, 5), others_seed=st.integers(0, 2**16), data=st.data())
+def test_a_vec_env_row_plays_the_game_of_its_id_whatever_the_other_rows(
+        opponent, seed, num_envs, others_seed, data):
+    game = data.draw(st.integers(0, num_envs - 1))
+    venv = SpitVecEnv(num_envs, opponent=opponent, config=CONFIG, seed=seed)
+    obs = venv.reset()
+    learner, others = _learner(seed, game), np.random.default_rng(others_seed)
+    out = [("seat", int(venv.learner_seats[game]))]
+    for _ in range(5_000):
+        masks = venv.action_masks()
+        actions = np.array([int(others.choice(np.flatnonzero(m))) for m in masks])
+        actions[game] = learner(masks[game])
+        obs, rewards, dones, infos = venv.step(actions)
+        if dones[game]:
+            last = infos[game]["terminal_observation"]
+            term = not infos[game].get("TimeLimit.truncated", False)
+            out.append((last.tobytes(), float(rewards[game]), term, not term))
+            break
+        out.append((obs[game].tobytes(), float(rewards[game]), False, False))
+    ref = _reference(opponent, seed, game)
+    assert out == ref[:-1]
+
+
+def test_row_streams_draw_per_row_and_fall_back_to_a_shared_generator():
+    keys = streams.draw(streams.game_key(7, np.arange(4)), streams.POLICY, 0, 0)
+    both = streams.RowStreams(keys)
+    alone = streams.RowStreams(keys[2:3])
+    a, b = both.random((4, 23)), alone.random((1, 23))
+    np.testing.assert_array_equal(a[2], b[0])  # row 2's draws do not depend on rows 0, 1, 3
+    assert ((a >= 0) & (a < 1)).all() and np.unique(a).size == a.size
+    ints = both.integers(0, 5, size=4)
+    assert ints.dtype == np.int64 and ((ints >= 0) & (ints < 5)).all()
+    # the n-th draw of row 2 is the same with or without the other rows
+    np.testing.assert_array_equal(streams.RowStreams(keys).integers(3, size=(4, 2))[2],
+                                  streams.RowStreams(keys[2:]).integers(3, size=(2, 2))[0])
+    assert np.isfinite(both.gumbel(size=(4, 23))).all()
+    # another shape: a Generator seeded with the keys, the same for the same keys
+    np.testing.assert_array_equal(streams.RowStreams(keys).random(7),
+                                  streams.RowStreams(keys).random(7))
+    assert streams.RowStreams(keys).permutation(5).shape == (5,)
+    with pytest.raises(ValueError, match="high"):
+        both.integers(3, 3, size=4)
