@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spit_env import core
+from spit_env import core, streams
 from spit_env.checks import check_int
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
@@ -107,9 +107,11 @@ class Match:
 
     ``game_ids`` are played in order, up to ``batch_size`` at once; a finished row is re-started
     with the next game id (``core.reset``), so the batch stays full. Each seat's policy sees the
-    observations and masks of its seat in the running rows and draws from its own generator,
-    seeded by (policy_seed, seat) (and the stream k > 0: (policy_seed, seat, k)), so the same
-    game ids with the players swapped replay the same deals with the same streams. A busy
+    observations and masks of its seat in the running rows and draws from each game's own
+    stream (``spit_env.streams.RowStreams``), keyed by (game, seat, decision index, policy_seed,
+    stream): a game's moves depend on its game id and the seeds alone, not on the batch size,
+    the other rows or the games before it; and the same game ids with the players swapped replay
+    the same deals with the same streams. A busy
     seat's mask allows only WAIT, so its policy submits WAIT.
 
     Drive it with :meth:`run` (to the end), or step by step: :meth:`moves` for the seated
@@ -124,9 +126,8 @@ class Match:
             seat's.
         seed: the game seed (deals and all random streams).
         batch_size: games stepped at once, >= 1.
-        policy_seed: seeds the policies' generators (default: ``seed``).
-        policy_stream: >= 0; a stream k > 0 seeds them with (policy_seed, seat, k) instead of
-            (policy_seed, seat): the chunks of a pairing (``GameJob``) draw apart.
+        policy_seed: keys the policies' draws with the game (default: ``seed``).
+        policy_stream: >= 0, keys them too: the chunks of a pairing (``GameJob``) draw apart.
         deals: None, or one fixed deal per game id (None | (pack0, pack1), as ``core.init``).
 
     Attributes:
@@ -158,9 +159,7 @@ class Match:
             if player is not None:
                 self.policies[s], config = player.take_seat(config, s)
         self.config = config
-        pseed = int(seed if policy_seed is None else policy_seed)
-        stream = [int(policy_stream)] if policy_stream else []
-        self.rngs = [np.random.default_rng([pseed, s, *stream]) for s in range(2)]
+        self._policy_salt = (int(seed if policy_seed is None else policy_seed), int(policy_stream))
         self.game_ids, self.deals = ids, deals
         n = ids.size
         self.results = {
@@ -215,8 +214,11 @@ class Match:
             policy = self.policies[s]
             if policy is None:
                 continue
+            keys = streams.draw(state.key[rows], streams.POLICY, s,
+                                state.decisions[rows, s].astype(np.int64))
+            rng = streams.RowStreams(streams.draw(keys, streams.POLICY, *self._policy_salt))
             actions[rows, s] = call_policy(
-                policy, obs[rows, s], masks[rows, s], self.rngs[s],
+                policy, obs[rows, s], masks[rows, s], rng,
                 table=lambda s=s: core.public_table(state, rows, s))
         return actions
 
