@@ -454,10 +454,10 @@ class Duel:
         return out.terminated, out.truncated, out.rewards[self._idx, self.seat], logs
 
     def _event_rewards(self, logs, rewards) -> np.ndarray:
-        """Add the round and shaping rewards of one core step's events.
+        """Add the round and shaping rewards of one core step's events to ``rewards``.
 
-        Add the round and shaping rewards of one core step's events to ``rewards``; return (B,)
-        bool, rows where a round ended.
+        Returns:
+            (B,) bool, the rows where a round ended.
         """
         b = self.batch_size
         ended = np.zeros(b, bool)
