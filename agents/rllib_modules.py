@@ -1,7 +1,14 @@
-"""RLlib RLModules for Spit (the new API stack): the masked PPO learner and a heuristic bot.
+"""RLlib pieces for Spit (the new API stack): the masked PPO learner, a heuristic bot, the env.
 
 Importing this module imports Ray and torch (the ``scale`` extra); :mod:`agents.rllib` imports it
 only when a policy loads, and ``experiments/train_rllib.py`` when it builds the algorithm.
+
+Everything an algorithm's config names lives here or in ``spit_env`` (the module classes, the
+environment class :class:`SpitMultiAgentEnv`, the policy mappings), importable by name, and
+nothing is registered at run time: an RLlib checkpoint restores in a fresh process
+(``Algorithm.from_checkpoint(path)``, ``RLModule.from_checkpoint(path)``) with no import first.
+Every option that shapes a module (``mask_wait``, ``obs_mask``, the layer sizes) is a key of its
+``model_config``, which RLlib saves with the checkpoint and passes again on restore.
 
 Both modules take the observations of RLlib's PettingZoo adapter (``ParallelPettingZooEnv``) as
 they come: a dict ``{"observation": (B, D) float32, "action_mask": (B, 23) int8}`` per agent, the
@@ -18,14 +25,21 @@ Dict space of :class:`spit_env.SpitParallelEnv`.
 
 from __future__ import annotations
 
+import zlib
+
 import gymnasium as gym
 import numpy as np
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-__all__ = ["MaskedPPOModule", "BotModule", "SPIT_MODEL_OPTIONS"]
+__all__ = ["MaskedPPOModule", "BotModule", "SPIT_MODEL_OPTIONS", "SpitMultiAgentEnv",
+           "LEARNER", "BOT", "learner_seat", "map_learner_vs_bot", "map_self_play"]
+
+#: The module ids of a run of ``experiments/train_rllib.py``: the trained policy and the bot.
+LEARNER, BOT = "learner", "bot"
 
 #: model_config keys of :class:`MaskedPPOModule` beyond RLlib's ``DefaultModelConfig``, with
 #: their defaults. ``mask_wait``: take WAIT out of the legal moves whenever another move is legal
@@ -51,7 +65,8 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
     Takes the Dict observation space of :class:`spit_env.SpitParallelEnv`; the networks see a flat
     Box of D (+ 23 with ``obs_mask``) floats. ``model_config``: RLlib's ``DefaultModelConfig``
     keys as a dict (e.g. ``fcnet_hiddens``) plus :data:`SPIT_MODEL_OPTIONS`; the chosen options
-    are kept as ``spit_options`` (saved in the checkpoint with the constructor arguments).
+    are kept as ``spit_options`` and stay in ``model_config`` (the constructor argument RLlib
+    saves with the checkpoint), so a restored module is built as the saved one was.
 
     Raises:
         ValueError: a space that is not Spit's Dict observation / Discrete action space, or an
@@ -61,10 +76,11 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
     def __init__(self, *, observation_space=None, action_space=None, model_config=None, **kwargs):
         _check_spaces(observation_space, action_space)
         config = dict(model_config or {})
-        self.spit_options = {k: config.pop(k, v) for k, v in SPIT_MODEL_OPTIONS.items()}
+        self.spit_options = {k: config.get(k, v) for k, v in SPIT_MODEL_OPTIONS.items()}
         for k, v in self.spit_options.items():
             if not isinstance(v, bool):
                 raise ValueError(f"model_config[{k!r}] must be True or False, got {v!r}")
+        config.update(self.spit_options)  # saved with the checkpoint: the defaults may change
         self._dict_space = observation_space
         dim = observation_space["observation"].shape[0]
         if self.spit_options["obs_mask"]:
@@ -187,3 +203,49 @@ class BotModule(RLModule):
             f"BotModule ({self.model_config.get('bot')!r}) is not trainable: keep it out of "
             "policies_to_train"
         )
+
+
+# --- the environment RLlib builds, and the policy mappings ---------------------------------------
+def _spit_config(env_config):
+    """The SpitConfig of an ``env_config``: its "config" (a SpitConfig) or its "latency"."""
+    from spit_env.config import SpitConfig
+    from spit_env.latency import Latency
+
+    env_config = dict(env_config or {})
+    config = env_config.get("config")
+    if config is not None:
+        return config
+    latency = env_config.get("latency")
+    return SpitConfig() if latency is None else SpitConfig(latency=Latency.parse(latency))
+
+
+class SpitMultiAgentEnv(ParallelPettingZooEnv):
+    """One game of the PettingZoo ``ParallelEnv`` in RLlib's adapter (``ParallelPettingZooEnv``).
+
+    The environment class of the multi-agent runs (``config.environment(SpitMultiAgentEnv,
+    env_config=...)``): RLlib constructs it with the ``env_config``, ``{"config": a SpitConfig}``
+    or ``{"latency": a preset name or whole ms}`` (both seats), or none (the defaults).
+    """
+
+    def __init__(self, env_config=None):
+        import spit_env
+
+        super().__init__(spit_env.parallel_env(_spit_config(env_config)))
+
+
+def learner_seat(episode) -> int:
+    """The learner's seat in an episode (bot mode): 0 or 1, a hash of the episode's id.
+
+    Both seats' mappings agree, and the learner plays each seat in about half the games.
+    """
+    return zlib.crc32(str(episode.id_).encode()) & 1
+
+
+def map_learner_vs_bot(agent_id, episode, **kwargs) -> str:
+    """Policy mapping of the bot mode: "learner" in the episode's learner seat, else "bot"."""
+    return LEARNER if agent_id == f"player_{learner_seat(episode)}" else BOT
+
+
+def map_self_play(agent_id, episode, **kwargs) -> str:
+    """Policy mapping of self-play: both seats play (and train) the one "learner"."""
+    return LEARNER

@@ -42,16 +42,14 @@ import json
 import os
 import sys
 import time
-import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
 __all__ = ["Args", "main", "train", "build_config", "ArgumentError"]
 
-LEARNER = "learner"
+LEARNER = "learner"  # agents.rllib_modules.LEARNER, the trained module's id
 BOT = "bot"
-ENV_NAME = "spit_parallel_v0"
 
 
 @dataclass
@@ -196,34 +194,6 @@ def validate(args: Args) -> None:
         raise ArgumentError(f"--json: {str(args.json)!r} is a folder, not a file")
 
 
-# --- RLlib pieces (module level, so that env runners on any node can unpickle them) -----------
-def make_env(env_config: dict):
-    """RLlib's env creator: the PettingZoo ParallelEnv of one game in RLlib's own adapter."""
-    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
-
-    import spit_env
-
-    return ParallelPettingZooEnv(spit_env.parallel_env(env_config.get("spit_config")))
-
-
-def learner_seat(episode) -> int:
-    """The learner's seat in an episode (bot mode): 0 or 1, a hash of the episode's id.
-
-    Both seats' mappings agree, and the learner plays each seat in about half the games.
-    """
-    return zlib.crc32(str(episode.id_).encode()) & 1
-
-
-def map_learner_vs_bot(agent_id, episode, **kwargs) -> str:
-    """Policy mapping of --mode bot: "learner" in the episode's learner seat, "bot" in the other."""
-    return LEARNER if agent_id == f"player_{learner_seat(episode)}" else BOT
-
-
-def map_self_play(agent_id, episode, **kwargs) -> str:
-    """Policy mapping of --mode self-play: both seats play (and train) the one "learner"."""
-    return LEARNER
-
-
 def build_config(args: Args, spit_config):
     """The PPOConfig of a run (new API stack, multi-agent, masked module).
 
@@ -233,12 +203,18 @@ def build_config(args: Args, spit_config):
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.tune.registry import register_env
 
     import spit_env
-    from agents.rllib_modules import BotModule, MaskedPPOModule
+    from agents.rllib_modules import (
+        BotModule,
+        MaskedPPOModule,
+        SpitMultiAgentEnv,
+        map_learner_vs_bot,
+        map_self_play,
+    )
 
-    register_env(ENV_NAME, make_env)
+    # Every name the config holds is importable (no register_env): a checkpoint restores in a
+    # fresh process with Algorithm.from_checkpoint alone.
     probe = spit_env.parallel_env(spit_config)
     obs_space, act_space = probe.observation_space("player_0"), probe.action_space("player_0")
     model = {"fcnet_hiddens": list(args.hiddens), "fcnet_activation": "tanh",
@@ -249,14 +225,13 @@ def build_config(args: Args, spit_config):
     if args.mode == "bot":
         specs[BOT] = RLModuleSpec(
             module_class=BotModule, observation_space=obs_space, action_space=act_space,
-            model_config={"bot": args.opponent, "latency": spit_config.latency[0],
-                          "seed": args.seed})
+            model_config={"bot": args.opponent, "latency": args.latency, "seed": args.seed})
         mapping = map_learner_vs_bot
     else:
         mapping = map_self_play
     return (
         PPOConfig()
-        .environment(ENV_NAME, env_config={"spit_config": spit_config})
+        .environment(SpitMultiAgentEnv, env_config={"latency": args.latency})
         .env_runners(num_env_runners=args.num_env_runners,
                      num_envs_per_env_runner=args.num_envs_per_runner,
                      rollout_fragment_length="auto", num_cpus_per_env_runner=1)

@@ -148,7 +148,7 @@ def test_bot_module_plays_the_registered_bot(spaces):
 
 
 def test_policy_mapping_puts_the_learner_in_one_seat_per_game():
-    from experiments.train_rllib import map_learner_vs_bot, map_self_play
+    from agents.rllib_modules import map_learner_vs_bot, map_self_play
 
     class Episode:
         def __init__(self, i):
@@ -234,6 +234,69 @@ def test_loader_names_what_is_wrong(bot_run, tmp_path):
         make("rllib", path=bot_run, module_id="nobody")
     with pytest.raises(ValueError, match="exactly one of"):
         make("rllib")
+
+
+#: Run in a new process: restore algorithm checkpoints with nothing registered (``spit_env``
+#: imported first, as the docs say), give the learner's logits and train one more iteration.
+RESTORE_ALGORITHM = """
+import json, os, sys
+import numpy as np
+import spit_env
+import ray
+from ray.rllib.algorithms.algorithm import Algorithm
+import torch
+
+ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+         logging_level="ERROR")
+out = {}
+for path in sys.argv[2:]:
+    algo = Algorithm.from_checkpoint(path)
+    module = algo.get_module("learner")
+    env = spit_env.SpitVecEnv(num_envs=6, opponent="greedy", seed=9)
+    obs, masks = env.reset(), env.action_masks()
+    batch = {"obs": {"observation": torch.as_tensor(obs),
+                     "action_mask": torch.as_tensor(masks.astype(np.float32))}}
+    with torch.no_grad():
+        logits = module.forward_inference(batch)["action_dist_inputs"].numpy()
+    result = algo.train()
+    out[path] = {"logits": logits.tolist(), "options": module.spit_options,
+                 "hiddens": module.model_config["fcnet_hiddens"],
+                 "iteration": int(result["training_iteration"])}
+    algo.stop()
+ray.shutdown()
+json.dump(out, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_run_without_the_mask_input_evaluates_and_both_runs_restore_in_a_new_process(
+        bot_run, tmp_path):
+    from agents import make
+    from spit_env import SpitVecEnv
+
+    plain = tmp_path / "plain"
+    proc = _run("experiments.train_rllib", "--mode", "self-play", "--iterations", "1",
+                "--num-env-runners", "0", "--num-cpus", "1", "--eval-games", "2",
+                "--eval-opponents", "random", "--checkpoint-every", "0", "--no-obs-mask",
+                "--no-mask-wait", "--out", str(plain), *TINY)
+    assert proc.returncode == 0, proc.stderr[-4000:]  # its final evaluation plays the module
+    assert json.loads((plain / "metrics.json").read_text())["final"]["results"]["random"][
+        "games"] == 4
+    out = tmp_path / "restored.json"
+    env = dict(_env(), RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")  # Ray stays on 127.0.0.1
+    checkpoints = [str(bot_run / "checkpoint"), str(plain / "checkpoint")]
+    proc = subprocess.run([sys.executable, "-c", RESTORE_ALGORITHM, str(out), *checkpoints],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    restored = json.loads(out.read_text())
+    venv = SpitVecEnv(num_envs=6, opponent="greedy", seed=9)
+    obs, masks = venv.reset(), venv.action_masks()
+    for path, options in zip(checkpoints, ({"mask_wait": True, "obs_mask": True},
+                                           {"mask_wait": False, "obs_mask": False}), strict=True):
+        got = restored[path]
+        assert got["options"] == options and got["hiddens"] == [32, 32]
+        assert got["iteration"] >= 2, "the restored algorithm did not train on"
+        policy = make("rllib", path=path)
+        np.testing.assert_allclose(np.array(got["logits"]), policy.logits(obs, masks), atol=1e-6)
 
 
 def test_self_play_trains_one_shared_policy(tmp_path):
