@@ -5,18 +5,20 @@
     python -m experiments.train_rllib --num-env-runners 8 --address auto    # a running cluster
     python -m experiments.train_rllib --help
 
-The environment is the PettingZoo ``ParallelEnv`` (``spit_env.parallel_env``) through RLlib's own
-adapter, ``ParallelPettingZooEnv``: both seats are agents and act at every decision epoch. Their
-observations are PettingZoo's ``{"observation", "action_mask"}`` dicts; the trained module
-(``agents.rllib_modules.MaskedPPOModule``, RLlib's action-masking pattern) masks illegal moves in
-every forward pass, so it never samples one and their log-probabilities never enter the loss.
+The trained module (``agents.rllib_modules.MaskedPPOModule``, RLlib's action-masking pattern)
+masks illegal moves in every forward pass, so it never samples one and their log-probabilities
+never enter the loss. ``--mode`` chooses the environment:
 
-``--mode`` sets the policy mapping:
-
-* ``bot`` (default): the module ``learner`` plays one seat, drawn per game, against ``--opponent``,
-  a registered bot run inside RLlib as a module it does not train (``agents.rllib_modules.
-  BotModule``; ``policies_to_train=["learner"]``).
-* ``self-play``: both seats map to ``learner``, one shared policy trained on both seats' moves.
+* ``bot`` (default): the learner against ``--opponent`` (a registered bot) in ``Spit-v0``'s native
+  vector env, single-agent: each env runner builds ``gymnasium.make_vec("Spit-v0",
+  num_envs=--num-envs-per-runner, vectorization_mode="vector_entry_point")``, one batched core of
+  that many games with the bot deciding inside it (``spit_env.envs.vector``); one env step is one
+  learner decision, the learner's seat is drawn per game, and the module reads the legal mask
+  from the observation. ``--no-vector-env`` runs it as before on the PettingZoo path instead (the
+  bot as an RLlib module it does not train, ``agents.rllib_modules.BotModule``).
+* ``self-play``: the PettingZoo ``ParallelEnv`` (``spit_env.parallel_env``) through RLlib's own
+  adapter, ``ParallelPettingZooEnv``: both seats are agents, act at every decision epoch (one env
+  step) and map to one module ``learner``, trained on both seats' moves.
 
 ``--address``: none starts a local Ray in this process, on 127.0.0.1 only, and stops it at the
 end; ``auto`` joins the cluster started with ``ray start`` on this machine; ``HOST:PORT`` a head
@@ -25,7 +27,8 @@ running. Each env runner is a Ray actor of one CPU stepping ``--num-envs-per-run
 the learner runs in this process.
 
 The run folder (``--out``) receives ``checkpoint/`` (the final algorithm checkpoint: the trained
-module is ``checkpoint/learner_group/learner/rl_module/learner``), ``checkpoints/iter_NNNN/`` every
+module is ``checkpoint/learner_group/learner/rl_module/<id>``, ``default_policy`` for a bot run on
+the vector env, ``learner`` otherwise), ``checkpoints/iter_NNNN/`` every
 ``--checkpoint-every`` iterations, and ``metrics.json`` (the arguments, one record per iteration,
 the speed and the final evaluation), rewritten after every iteration. The trained policy plays
 anywhere a bot does: ``agents.make("rllib", path="<out>/checkpoint")``, or the folder's path in
@@ -48,8 +51,9 @@ from typing import Literal
 
 __all__ = ["Args", "main", "train", "build_config", "ArgumentError"]
 
-LEARNER = "learner"  # agents.rllib_modules.LEARNER, the trained module's id
+LEARNER = "learner"  # agents.rllib_modules.LEARNER, the trained module's id (multi-agent)
 BOT = "bot"
+SINGLE = "default_policy"  # agents.rllib.SINGLE_AGENT_MODULE, the trained module's id (vector env)
 
 
 @dataclass
@@ -61,6 +65,9 @@ class Args:
     which RLlib runs but does not train; "self-play" = one shared policy in both seats."""
     opponent: str = "greedy"
     """The bot of --mode bot: a registered policy name (random, greedy, chain, racer)."""
+    vector_env: bool = True
+    """--mode bot on Spit-v0's native vector env (one batched core per env runner, the bot
+    inside it); --no-vector-env: on the PettingZoo path, the bot as an untrained RLlib module."""
     iterations: int = 100
     """Training iterations (each samples --train-batch-size env steps, then updates)."""
     seed: int = 0
@@ -73,7 +80,8 @@ class Args:
     num_env_runners: int = 2
     """Env runners (Ray actors of one CPU each) sampling in parallel; 0 = sample in this process."""
     num_envs_per_runner: int = 8
-    """Games each env runner steps at once (one batched forward pass of the module for all)."""
+    """Games each env runner steps at once (one batched forward pass of the module for all;
+    with --mode bot, the num_envs of its vector env)."""
     num_cpus: int | None = None
     """CPUs of the local Ray (without --address); None = max(this machine's, env runners + 1)."""
     connect_timeout: float = 30.0
@@ -81,7 +89,8 @@ class Args:
     latency: str = "club"
     """Latency of both seats: a preset name (expert, club, novice) or whole ms."""
     train_batch_size: int = 4000
-    """Env steps sampled per iteration (an env step is one decision epoch of both players)."""
+    """Env steps sampled per iteration (an env step is one learner decision with --mode bot on
+    the vector env, one decision epoch of both players otherwise)."""
     minibatch_size: int = 500
     """Minibatch size of the PPO update, in agent steps."""
     num_epochs: int = 4
@@ -214,12 +223,28 @@ def build_config(args: Args, spit_config):
     )
 
     # Every name the config holds is importable (no register_env): a checkpoint restores in a
-    # fresh process with Algorithm.from_checkpoint alone.
-    probe = spit_env.parallel_env(spit_config)
-    obs_space, act_space = probe.observation_space("player_0"), probe.action_space("player_0")
+    # fresh process with Algorithm.from_checkpoint alone ("spit_env:Spit-v0" imports spit_env).
     model = {"fcnet_hiddens": list(args.hiddens), "fcnet_activation": "tanh",
              "head_fcnet_hiddens": [], "vf_share_layers": False,
-             "mask_wait": args.mask_wait, "obs_mask": args.obs_mask}
+             "mask_wait": args.mask_wait, "obs_mask": args.obs_mask,
+             "auto_flip": spit_config.auto_flip, "wrap_ranks": spit_config.wrap_ranks}
+    config = PPOConfig().training(
+        train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
+        num_epochs=args.num_epochs, lr=args.lr, gamma=args.gamma, lambda_=args.gae_lambda,
+        entropy_coeff=args.entropy_coeff).debugging(seed=args.seed)
+    runners = dict(num_env_runners=args.num_env_runners,
+                   num_envs_per_env_runner=args.num_envs_per_runner,
+                   rollout_fragment_length="auto", num_cpus_per_env_runner=1)
+    if args.mode == "bot" and args.vector_env:
+        return (
+            config.environment(f"spit_env:{spit_env.GYM_ID}",
+                               env_config={"opponent": args.opponent, "config": spit_config})
+            .env_runners(gym_env_vectorize_mode="vector_entry_point", **runners)
+            .rl_module(rl_module_spec=RLModuleSpec(module_class=MaskedPPOModule,
+                                                   model_config=model))
+        )
+    probe = spit_env.parallel_env(spit_config)
+    obs_space, act_space = probe.observation_space("player_0"), probe.action_space("player_0")
     specs = {LEARNER: RLModuleSpec(module_class=MaskedPPOModule, observation_space=obs_space,
                                    action_space=act_space, model_config=model)}
     if args.mode == "bot":
@@ -230,18 +255,11 @@ def build_config(args: Args, spit_config):
     else:
         mapping = map_self_play
     return (
-        PPOConfig()
-        .environment(SpitMultiAgentEnv, env_config={"latency": args.latency})
-        .env_runners(num_env_runners=args.num_env_runners,
-                     num_envs_per_env_runner=args.num_envs_per_runner,
-                     rollout_fragment_length="auto", num_cpus_per_env_runner=1)
+        config.environment(SpitMultiAgentEnv, env_config={"latency": args.latency})
+        .env_runners(**runners)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping,
                      policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(train_batch_size_per_learner=args.train_batch_size,
-                  minibatch_size=args.minibatch_size, num_epochs=args.num_epochs, lr=args.lr,
-                  gamma=args.gamma, lambda_=args.gae_lambda, entropy_coeff=args.entropy_coeff)
-        .debugging(seed=args.seed)
     )
 
 
@@ -258,16 +276,17 @@ def iteration_record(result: dict, seconds: float) -> dict:
     runners = result.get("env_runners", {})
     timers = result.get("timers", {})
     returns = runners.get("module_episode_returns_mean", {}) or {}
+    module_steps = runners.get("num_module_steps_sampled_lifetime") or {}
+    trained = LEARNER if LEARNER in module_steps or LEARNER in returns else SINGLE
     return {
         "iteration": int(result.get("training_iteration", 0)),
         "env_steps": int(_number(result.get("num_env_steps_sampled_lifetime")) or 0),
         "agent_steps": int(sum(_number(v) or 0 for v in
                                (runners.get("num_agent_steps_sampled_lifetime") or {}).values())),
-        "learner_steps": int(_number((runners.get("num_module_steps_sampled_lifetime") or {})
-                                     .get(LEARNER)) or 0),
+        "learner_steps": int(_number(module_steps.get(trained)) or 0),
         "episodes": int(_number(runners.get("num_episodes_lifetime")) or 0),
         "episode_len_mean": _number(runners.get("episode_len_mean")),
-        "learner_return_mean": _number(returns.get(LEARNER)),
+        "learner_return_mean": _number(returns.get(trained)),
         "seconds": round(seconds, 3),
         "iteration_seconds": round(float(result.get("time_this_iter_s", 0.0)), 3),
         # RLlib's smoothed timers of the iteration's two phases
@@ -376,11 +395,15 @@ def train(args: Args) -> dict:
             "env_steps": last["env_steps"],
             "agent_steps": last["agent_steps"],
             "learner_steps": last["learner_steps"],
+            "episodes": last["episodes"],
             "env_steps_per_second": round(last["env_steps"] / train_seconds, 1),
             "learner_steps_per_second": round(last["learner_steps"] / train_seconds, 1),
-            "note": "env step = one decision epoch of both players; learner steps = the "
-                    "learner's own decisions (forced WAITs included); wall time of sampling and "
-                    "learning together, on a shared machine",
+            "episodes_per_second": round(last["episodes"] / train_seconds, 2),
+            "note": ("env step = one learner decision (the vector env of Spit-v0)"
+                     if args.mode == "bot" and args.vector_env else
+                     "env step = one decision epoch of both players; learner steps = the "
+                     "learner's own decisions (forced WAITs included)")
+                    + "; wall time of sampling and learning together, on a shared machine",
         }
         _write(out / "metrics.json", metrics)
         if args.eval_games:
