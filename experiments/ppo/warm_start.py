@@ -28,7 +28,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
     Args:
         env: the VecEnv to play in; it is reset first and left running.
         teacher: a Policy (one that plans on the public table, like ``planner``, gets the
-            learners' tables from ``env.public_tables()``).
+            learners' tables from ``env.public_table()``).
         samples: at least this many (observation, mask, move) triples are collected.
         rng: the teacher's random source.
         options: the model's options (``agents.ppo.input_options``).
@@ -42,7 +42,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
     while n < samples:
         legal = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
         if reads_public_table(teacher):  # a planning teacher (planner) also reads the table
-            actions = call_policy(teacher, obs, legal, rng, table=env.public_tables)
+            actions = call_policy(teacher, obs, legal, rng, table=env.public_table)
         else:
             actions = np.asarray(teacher(obs, legal, rng), dtype=np.int64)
         masks = playing_masks(legal, options)

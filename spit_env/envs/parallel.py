@@ -1,4 +1,4 @@
-"""PettingZoo environments: one game of Spit as a batch-1 view of the batched core (``core.py``).
+"""PettingZoo environments: one game of Spit as a batch-1 view of the batched core (spit_env.core).
 
 ``parallel_env(config=None, render_mode=None)`` is the ParallelEnv, ``env(...)`` the AEC version.
 
