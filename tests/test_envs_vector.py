@@ -19,6 +19,9 @@ import spit_env
 from spit_env.envs.vector import SpitVectorEnv
 from spit_env.rules import N_ACTIONS, OBS_DIM
 
+#: The infos of every reset and step (docs/ENVIRONMENTS.md "Infos, masks and events").
+KEYS = ["action_mask", "learner_seat", "clock_ms", "illegal"]
+
 
 def first_legal(observations, action_masks, rng):
     """A deterministic Policy: the first legal move other than WAIT, else WAIT."""
@@ -57,9 +60,12 @@ def test_a_run_follows_the_vector_api_with_masks_in_infos_and_next_step_autorese
     finished = 0
     for _ in range(4000):
         assert obs in env.observation_space
-        assert sorted(infos) == ["_action_mask", "_learner_seat", "action_mask", "learner_seat"]
+        assert sorted(infos) == sorted(KEYS + ["_" + k for k in KEYS])
         assert infos["action_mask"].shape == (6, N_ACTIONS) and infos["action_mask"].dtype == bool
-        assert infos["_action_mask"].all() and infos["_learner_seat"].all()
+        for key, dtype in (("learner_seat", np.int64), ("clock_ms", np.int64), ("illegal", bool)):
+            assert infos[key].shape == (6,) and infos[key].dtype == dtype, key
+        assert all(infos["_" + k].all() and infos["_" + k].shape == (6,) for k in KEYS)
+        assert not infos["illegal"].any()
         np.testing.assert_array_equal(infos["action_mask"], env.action_masks())
         assert set(infos["learner_seat"].tolist()) <= {0, 1}
         assert infos["action_mask"].any(1).all()
@@ -70,7 +76,7 @@ def test_a_run_follows_the_vector_api_with_masks_in_infos_and_next_step_autorese
         assert not (term & trunc).any()
         # next step: the rows that ended last step restart, reward 0, a fresh game
         assert (rew[ended] == 0).all() and not (term | trunc)[ended].any()
-        assert (obs[ended][:, 4] == 0).all()  # the new game's clock
+        assert (obs[ended][:, 4] == 0).all() and (infos["clock_ms"][ended] == 0).all()
         assert set(np.abs(rew[term]).tolist()) <= {0.0, 1.0}
         finished += int((term | trunc).sum())
         ended = term | trunc
@@ -174,6 +180,22 @@ def test_gymnasiums_vector_wrappers_take_it():
     listed = DictInfoToList(make(2))
     _, infos = listed.reset(seed=0)
     assert len(infos) == 2 and infos[0]["action_mask"].shape == (N_ACTIONS,)
+
+
+def test_an_illegal_action_is_played_as_wait_and_reported():
+    env, twin = make(4, opponent="greedy"), make(4, opponent="greedy")
+    obs, infos = env.reset(seed=8)
+    twin.reset(seed=8)
+    a = first_legal(obs, infos["action_mask"], None)
+    a[0] = np.flatnonzero(~infos["action_mask"][0])[-1]
+    got = env.step(a)
+    a[0] = 0  # WAIT
+    waited = twin.step(a)
+    assert got[4]["illegal"].tolist() == [True, False, False, False]
+    assert not waited[4]["illegal"].any()
+    for x, y in zip(got[:4], waited[:4], strict=True):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(got[4]["clock_ms"], waited[4]["clock_ms"])
 
 
 def test_render_gives_each_rows_table():

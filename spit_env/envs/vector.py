@@ -13,12 +13,15 @@ Spaces: ``single_observation_space`` ``Box(0, 1, (D,), float32)`` and ``single_a
 ``Discrete(23)``, as ``Spit-v0``; ``observation_space`` ``Box(0, 1, (N, D), float32)`` and
 ``action_space`` ``MultiDiscrete([23] * N)``, Gymnasium's batched forms (``batch_space``).
 
-Infos (fixed shape, at every reset and step, as Gymnasium's vector envs lay them out):
-``infos["action_mask"]`` (N, 23) bool, the learners' legal moves (Gymnasium's masked-env
-convention, ``Spit-v0``'s ``info["action_mask"]``), and ``infos["learner_seat"]`` (N,) int64,
-each with its ``"_action_mask"`` / ``"_learner_seat"`` (N,) bool presence array (all True).
-``action_masks()`` returns the same (N, 23) masks (sb3-contrib's convention). No events (speed;
-``Spit-v0`` reports them).
+Infos (fixed shape, at every reset and step; what Gymnasium's vector envs give over ``Spit-v0``,
+docs/ENVIRONMENTS.md "Infos, masks and events"): a dict of arrays ``{"action_mask": (N, 23)
+bool, "learner_seat": (N,) int64, "clock_ms": (N,) int64, "illegal": (N,) bool}``, each with its
+``"_<key>"`` (N,) bool presence array, all True: row i's legal moves (those of the observation
+returned with them; Gymnasium's masked-env convention), its learner's seat, its game clock (ms)
+and whether its learner's action this step was outside its mask (played as WAIT,
+``illegal_action="wait"``; False at reset and at a restart). ``action_masks()`` returns the same
+(N, 23) masks (sb3-contrib's convention). No events (speed; ``Spit-v0``'s ``last_events()``
+has them).
 
 Auto-reset: ``metadata["autoreset_mode"] = AutoresetMode.NEXT_STEP``, Gymnasium's default (and
 what RLlib's env runners expect): the step that ends a row's episode returns its last
@@ -125,6 +128,7 @@ class SpitVectorEnv(VectorEnv):
         self._game_id = -1  # the last game id started
         self._rng: np.random.Generator | None = None
         self._obs = None
+        self._masks = None  # the learners' masks of the current state
         self._ended = np.zeros(self.num_envs, bool)  # rows restarted by the next step
 
     @property
@@ -174,7 +178,7 @@ class SpitVectorEnv(VectorEnv):
         self._seed, self._game_id = seed, first + n - 1
         self._obs = self._duel.learner_observe()
         self._ended[:] = False
-        return self._obs.copy(), self._infos()
+        return self._obs.copy(), self._infos(np.zeros(n, bool))
 
     def step(self, actions):
         """One learner decision in every live row; rows that ended last step restart instead.
@@ -194,6 +198,7 @@ class SpitVectorEnv(VectorEnv):
         a = check_actions(actions, self.num_envs)
         live = ~self._ended
         self._duel.refuse_illegal(a, live, lambda i: f"actions[{i}]")
+        illegal = live & ~self._masks[np.arange(self.num_envs), a]
         restart = self._ended.copy()
         rewards = np.zeros(self.num_envs, np.float64)
         term = np.zeros(self.num_envs, bool)
@@ -209,13 +214,16 @@ class SpitVectorEnv(VectorEnv):
             self._obs[live] = obs
             rewards[live], term[live], trunc[live] = rew[live], t[live], tr[live]
         self._ended = term | trunc
-        return self._obs.copy(), rewards, term, trunc, self._infos()
+        return self._obs.copy(), rewards, term, trunc, self._infos(illegal)
 
-    def _infos(self) -> dict:
-        n = self.num_envs
-        present = np.ones(n, bool)
-        return {"action_mask": self._duel.learner_masks(), "_action_mask": present,
-                "learner_seat": self._duel.seat.copy(), "_learner_seat": present.copy()}
+    def _infos(self, illegal: np.ndarray) -> dict:
+        """The fixed-shape infos of the module docstring (and the masks kept for the next step)."""
+        self._masks = self._duel.learner_masks()
+        infos = {"action_mask": self._masks.copy(), "learner_seat": self._duel.seat.copy(),
+                 "clock_ms": self._duel.state.clock.astype(np.int64), "illegal": illegal}
+        for key in list(infos):
+            infos["_" + key] = np.ones(self.num_envs, bool)
+        return infos
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 23) bool: the learners' legal moves now (``infos["action_mask"]``).
@@ -225,7 +233,7 @@ class SpitVectorEnv(VectorEnv):
         """
         if self._obs is None:
             raise ValueError("action_masks() called before reset()")
-        return self._duel.learner_masks()
+        return self._masks.copy()
 
     def snapshot(self, index: int = 0) -> dict:
         """The public table of row ``index``'s game (format: docs/ENVIRONMENTS.md).
