@@ -53,37 +53,11 @@ from gymnasium.vector.utils import batch_space
 from ..checks import check_int
 from ..config import SpitConfig
 from ..render import RENDER_MODES, check_render_mode, render
-from ..rules import N_ACTIONS, OBS_DIM, reset_deal
+from ..rules import N_ACTIONS, OBS_DIM, check_actions, reset_deal
 from ..streams import next_game
 from .duel import Duel
 
-__all__ = ["SpitVectorEnv", "check_actions"]
-
-
-def check_actions(actions, num_envs: int) -> np.ndarray:
-    """``actions`` as a new (num_envs,) int64 array of action ids 0-22.
-
-    Args:
-        actions: (num_envs,) or (num_envs, 1) integers.
-        num_envs: the batch size.
-
-    Raises:
-        ValueError: another shape or dtype, or an id outside 0-22 (naming its index).
-    """
-    a = np.asarray(actions)
-    if a.shape == (num_envs, 1):
-        a = a[:, 0]
-    if a.shape != (num_envs,) or a.dtype.kind not in "iu":
-        raise ValueError(
-            f"actions must be ({num_envs},) integer action ids 0-{N_ACTIONS - 1}, got shape "
-            f"{a.shape} dtype {a.dtype}"
-        )
-    bad = np.flatnonzero((a < 0) | (a >= N_ACTIONS))
-    if bad.size:
-        raise ValueError(
-            f"actions must be action ids 0-{N_ACTIONS - 1}, got actions[{bad[0]}] = {a[bad[0]]}"
-        )
-    return a.astype(np.int64)
+__all__ = ["SpitVectorEnv"]
 
 
 class SpitVectorEnv(VectorEnv):
