@@ -23,8 +23,9 @@ never enter the loss. ``--mode`` chooses the environment:
 ``--address``: none starts a local Ray in this process, on 127.0.0.1 only, and stops it at the
 end; ``auto`` joins the cluster started with ``ray start`` on this machine; ``HOST:PORT`` a head
 node. A wrong or closed address fails within ``--connect-timeout`` seconds with nothing left
-running. Each env runner is a Ray actor of one CPU stepping ``--num-envs-per-runner`` games;
-the learner runs in this process.
+running. Each env runner is a Ray actor of one CPU stepping ``--num-envs-per-runner`` games (by
+default 64 in one vector env with ``--mode bot``, 8 env objects otherwise); the learner runs in
+this process.
 
 The run folder (``--out``) receives ``checkpoint/`` (the final algorithm checkpoint: the trained
 module is ``checkpoint/learner_group/learner/rl_module/<id>``, ``default_policy`` for a bot run on
@@ -54,6 +55,8 @@ __all__ = ["Args", "main", "train", "build_config", "ArgumentError"]
 LEARNER = "learner"  # agents.rllib_modules.LEARNER, the trained module's id (multi-agent)
 BOT = "bot"
 SINGLE = "default_policy"  # agents.rllib.SINGLE_AGENT_MODULE, the trained module's id (vector env)
+#: Games per env runner by default: the vector env's num_envs, the PettingZoo path's env objects.
+VECTOR_ENVS, PETTINGZOO_ENVS = 64, 8
 
 
 @dataclass
@@ -79,9 +82,10 @@ class Args:
     cluster started with `ray start` on this machine; HOST:PORT = a head node's address."""
     num_env_runners: int = 2
     """Env runners (Ray actors of one CPU each) sampling in parallel; 0 = sample in this process."""
-    num_envs_per_runner: int = 8
-    """Games each env runner steps at once (one batched forward pass of the module for all;
-    with --mode bot, the num_envs of its vector env)."""
+    num_envs_per_runner: int | None = None
+    """Games each env runner steps at once (one batched forward pass of the module for all);
+    None = 64 for --mode bot on the vector env (its num_envs: one batched core, so more games
+    cost little), 8 otherwise (one Python env object per game)."""
     num_cpus: int | None = None
     """CPUs of the local Ray (without --address); None = max(this machine's, env runners + 1)."""
     connect_timeout: float = 30.0
@@ -149,8 +153,10 @@ def validate(args: Args) -> None:
     from spit_env.latency import Latency
     from spit_env.policy import parse_profile, registered_policies
 
-    for name in ("iterations", "num_envs_per_runner", "train_batch_size", "minibatch_size",
-                 "num_epochs", "torch_threads"):
+    if args.num_envs_per_runner is not None and args.num_envs_per_runner < 1:
+        raise ArgumentError(f"--num-envs-per-runner must be >= 1, got {args.num_envs_per_runner}")
+    for name in ("iterations", "train_batch_size", "minibatch_size", "num_epochs",
+                 "torch_threads"):
         if getattr(args, name) < 1:
             raise ArgumentError(f"{_flag(name)} must be >= 1, got {getattr(args, name)}")
     for name in ("num_env_runners", "checkpoint_every", "eval_games", "seed", "eval_seed"):
@@ -232,10 +238,11 @@ def build_config(args: Args, spit_config):
         train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
         num_epochs=args.num_epochs, lr=args.lr, gamma=args.gamma, lambda_=args.gae_lambda,
         entropy_coeff=args.entropy_coeff).debugging(seed=args.seed)
-    runners = dict(num_env_runners=args.num_env_runners,
-                   num_envs_per_env_runner=args.num_envs_per_runner,
+    vector = args.mode == "bot" and args.vector_env
+    envs = args.num_envs_per_runner or (VECTOR_ENVS if vector else PETTINGZOO_ENVS)
+    runners = dict(num_env_runners=args.num_env_runners, num_envs_per_env_runner=envs,
                    rollout_fragment_length="auto", num_cpus_per_env_runner=1)
-    if args.mode == "bot" and args.vector_env:
+    if vector:
         return (
             config.environment(f"spit_env:{spit_env.GYM_ID}",
                                env_config={"opponent": args.opponent, "config": spit_config})
