@@ -293,7 +293,9 @@ def iteration_record(result: dict, seconds: float) -> dict:
         "learner_steps": int(_number(module_steps.get(trained)) or 0),
         "episodes": int(_number(runners.get("num_episodes_lifetime")) or 0),
         "episode_len_mean": _number(runners.get("episode_len_mean")),
-        "learner_return_mean": _number(returns.get(trained)),
+        # single-agent (the vector env): the episode's return is the learner's
+        "learner_return_mean": _number(returns.get(trained, runners.get("episode_return_mean"))
+                                       if trained == SINGLE else returns.get(trained)),
         "seconds": round(seconds, 3),
         "iteration_seconds": round(float(result.get("time_this_iter_s", 0.0)), 3),
         # RLlib's smoothed timers of the iteration's two phases

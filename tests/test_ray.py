@@ -217,6 +217,8 @@ def test_training_writes_checkpoints_and_metrics(bot_run):
     assert its[-1]["learner_steps"] == its[-1]["agent_steps"] == its[-1]["env_steps"]
     assert metrics["speed"]["env_steps_per_second"] > 0
     assert "one learner decision" in metrics["speed"]["note"]
+    if its[-1]["episodes"]:
+        assert -1 <= its[-1]["learner_return_mean"] <= 1
     assert metrics["ray"]["address"] == "local" and metrics["ray"]["cpus"] == 2
     final = metrics["final"]
     assert set(final["results"]) == {"greedy"}
