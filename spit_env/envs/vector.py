@@ -37,17 +37,21 @@ that deal (lists of card ids laid out by D3); restarts deal by the seed.
 
 Errors: ``num_envs`` not an integer >= 1 and every other bad argument raise ``ValueError``
 naming it (Gymnasium itself refuses an unknown ``vectorization_mode`` and ``vector_kwargs`` or
-``wrappers`` with ``"vector_entry_point"``); so does a step before ``reset()``, actions not
-(N,) integers 0-22, an illegal action under ``illegal_action="raise"``, a bad seed or options,
-and nothing is changed then. An opponent policy that fails part-way through a step leaves the
-games half-stepped: every later step says so until ``reset()``.
+``wrappers`` with ``"vector_entry_point"``; its ``"sync"`` and ``"async"`` modes take
+``num_envs < 1`` to an IndexError of their own, out of this env's reach); so does a step before
+``reset()``, actions not (N,) integers 0-22, an illegal action under ``illegal_action="raise"``,
+a bad seed or options, and nothing is changed then. An opponent policy that fails part-way
+through a step leaves the games half-stepped: every later step says so until ``reset()``.
+
+Gymnasium 1.0 (the lowest version the package admits) has no ``AutoresetMode``: there the
+metadata has no ``"autoreset_mode"`` key, and the env resets on the next step all the same.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..checks import check_int
@@ -58,6 +62,13 @@ from ..streams import next_game
 from .duel import Duel
 
 __all__ = ["SpitVectorEnv"]
+
+try:  # Gymnasium >= 1.1 declares the mode in metadata; 1.0's vector envs all reset on the next step
+    from gymnasium.vector import AutoresetMode
+
+    _AUTORESET = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+except ImportError:  # pragma: no cover - Gymnasium 1.0, the floor pyproject.toml admits
+    _AUTORESET = {}
 
 
 class SpitVectorEnv(VectorEnv):
@@ -80,8 +91,7 @@ class SpitVectorEnv(VectorEnv):
         ValueError: any bad argument (the message names it and the allowed values).
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2,
-                "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2, **_AUTORESET}
 
     def __init__(self, num_envs: int = 1, opponent="greedy", config: SpitConfig | None = None,
                  learner_seat="random", render_mode: str | None = None, reward: str = "game",
