@@ -1,7 +1,7 @@
-"""Shared checks for every environment of the package.
+"""Shared checks for every environment of the package (the core and its adapters).
 
-Shared checks for every environment of the package (the core and its adapters), importable with no
-test dependency: each raises AssertionError with a message naming the row (game) at fault.
+Importable with no test dependency: each raises AssertionError with a message naming the row
+(game) at fault.
 
     check_invariants(state, out=None, prev_mask=None, actions=None)
     check_caches(state)                                      # part of check_invariants
@@ -27,10 +27,10 @@ def _first(bad: np.ndarray) -> int:
 
 
 def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
-    """Check the invariants of a batched core state.
+    """Check the invariants of a batched core state (spit_env.core.CoreState).
 
-    Check the invariants of a batched core state (spit_env.core.CoreState), optionally with the
-    StepOutput of the step that produced it and the mask / actions that step was given.
+    Optionally with the StepOutput of the step that produced it and the mask / actions that step
+    was given.
 
     Checked, per row:
       * the 52 cards are all there, each exactly once (stocks within their heights, spit cards,

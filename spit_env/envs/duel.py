@@ -133,10 +133,14 @@ class Duel:
             ValueError: an unknown name or bad profile, or bad indices; nothing is changed then.
         """
         seats = (0, 1) if self.learner_seat == "random" else (self.learner_seat,)
-        configs = {}
+        configs, policies = {}, {}
         for s in seats:
-            policy, configs[s] = apply_profile(opponent, self.base_config, 1 - s)
-        entry = (opponent, policy, configs)
+            # seated once per seat: a bot with the latency hook believes the latency of the seat
+            # it plays, which differs by seat when the base config's seats differ
+            policies[1 - s], configs[s] = apply_profile(opponent, self.base_config, 1 - s)
+        if len(policies) == 2 and configs[0].latency[1] == configs[1].latency[0]:
+            policies[0] = policies[1]  # the same belief: one object, asked once per epoch
+        entry = (opponent, policies, configs)
         if idx is None:
             self._opponents = [entry]
             self.row_opponent = np.zeros(self.batch_size, np.int64)
@@ -188,10 +192,15 @@ class Duel:
 
     @property
     def policy(self):
-        """The opponent's Policy (rows playing different opponents: a list of each row's)."""
+        """The opponent's Policy (rows playing different opponents: a list of each row's).
+
+        The policy as seated in the opponent's seat of :attr:`config`'s game (with a random
+        learner seat and seats of different latencies, each seat has its own seated copy).
+        """
+        seat = 1 - min(self._opponents[0][2])
         if len(self._opponents) == 1:
-            return self._opponents[0][1]
-        return [self._opponents[k][1] for k in self.row_opponent]
+            return self._opponents[0][1][seat]
+        return [self._opponents[k][1][seat] for k in self.row_opponent]
 
     @property
     def config(self) -> SpitConfig:
@@ -412,15 +421,20 @@ class Duel:
         plays, in the order of the opponents.
         """
         obs = self.observe_at(idx, seats)
-        if len(self._opponents) == 1:
-            return call_policy(self._opponents[0][1], obs, masks, rng,
+        if len(self._opponents) == 1 and len(set(map(id, self._opponents[0][1].values()))) == 1:
+            return call_policy(next(iter(self._opponents[0][1].values())), obs, masks, rng,
                                table=lambda: self.public_table(idx, seats))
         out = np.empty(idx.size, np.int64)
         who = self.row_opponent[idx]
         for k in np.unique(who):
-            j = np.flatnonzero(who == k)
-            out[j] = call_policy(self._opponents[k][1], obs[j], masks[j], rng,
-                                 table=lambda j=j: self.public_table(idx[j], seats[j]))
+            policies = self._opponents[k][1]
+            one = len(set(map(id, policies.values()))) == 1
+            for seat in (None,) if one else (0, 1):
+                j = np.flatnonzero((who == k) if one else (who == k) & (seats == seat))
+                if j.size:
+                    policy = policies[seat] if seat is not None else policies[min(policies)]
+                    out[j] = call_policy(policy, obs[j], masks[j], rng,
+                                         table=lambda j=j: self.public_table(idx[j], seats[j]))
         return out
 
     def _cards_held(self, idx: np.ndarray) -> np.ndarray:
@@ -440,10 +454,10 @@ class Duel:
         return out.terminated, out.truncated, out.rewards[self._idx, self.seat], logs
 
     def _event_rewards(self, logs, rewards) -> np.ndarray:
-        """Add the round and shaping rewards of one core step's events.
+        """Add the round and shaping rewards of one core step's events to ``rewards``.
 
-        Add the round and shaping rewards of one core step's events to ``rewards``; return (B,)
-        bool, rows where a round ended.
+        Returns:
+            (B,) bool, the rows where a round ended.
         """
         b = self.batch_size
         ended = np.zeros(b, bool)

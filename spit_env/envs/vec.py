@@ -121,8 +121,7 @@ class SpitVecEnv(VecEnv):
     def config(self) -> SpitConfig:
         """The games' config (with an opponent profile's latency applied).
 
-        The games' config (with an opponent profile's latency applied; with learner_seat="random"
-        and such a profile, the config of the learner-in-seat-0 games).
+        With learner_seat="random" and such a profile, the config of the learner-in-seat-0 games.
         """
         return self._duel.config
 
@@ -271,11 +270,10 @@ class SpitVecEnv(VecEnv):
         return self._obs.copy(), rewards.astype(np.float32), dones, infos
 
     def _advance(self, actions: np.ndarray, rows: np.ndarray, infos: list[dict]):
-        """One learner decision in ``rows``, with the same-step auto-reset.
+        """One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset.
 
-        One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset of the rows
-        whose episode ends (their ``infos`` get ``terminal_observation`` and, on truncation only,
-        ``TimeLimit.truncated``). Updates ``self._obs``.
+        The rows whose episode ends are reset (their ``infos`` get ``terminal_observation`` and,
+        on truncation only, ``TimeLimit.truncated``). Updates ``self._obs``.
 
         Returns:
             (rewards (B,) float64, 0 outside ``rows``; ended (B,) bool).
