@@ -10,20 +10,23 @@ in the tournament, the notebooks, and as a frozen self-play opponent inside trai
 ``agents.make("ppo")`` without a path plays the model shipped with the package
 (:data:`SHIPPED_MODEL`, package data; how it was trained and its results:
 ``docs/results/ppo_shipped.md``), so ``"ppo"`` works as a name anywhere a bot's name does
-(``SpitVecEnv(opponent="ppo")``, ``--players ppo,racer``).
+(``SpitVecEnv(opponent="ppo")``, ``--players ppo,racer``). Any MaskablePPO model of Spit's spaces
+plays, a plain ``"MlpPolicy"`` one too.
 
 Inference runs the model's actor (features -> policy MLP -> action logits) in one torch forward
 pass per call, on CPU under ``torch.no_grad``; masking and the choice are done in NumPy so that a
 stochastic policy draws only from the ``rng`` it is given (games stay reproducible from their
 seeds and do not touch torch's global random state).
 
-The input contract (:func:`model_input`): a model saved by ``experiments/train_ppo.py`` carries
-``spit_options`` (:data:`INPUT_OPTIONS`): with ``mask_wait`` the model plays with WAIT taken out
-of every mask row that has another legal move (:func:`playing_masks`); with ``obs_mask`` its
-network's input is the (D,) observation followed by those (23,) masks as 0/1 floats; with
+The input contract (:func:`model_input`), the options of the package's model format
+(``agents.ppo_model.SpitPolicy``): with ``mask_wait`` the model plays with WAIT taken out of every
+mask row that has another legal move (:func:`playing_masks`); with ``obs_mask`` its network's
+input is the (D,) observation followed by those (23,) masks as 0/1 floats; with
 ``racer_features`` it is followed by the racer bot's reading of each legal play
-(:func:`racer_features`, 40 floats). Training (``experiments.ppo.envs.ModelInput``) and
-:class:`PPOPolicy` both call :func:`model_input`.
+(:func:`racer_features`, 40 floats). The mask in the input is the one the observation shows
+(:func:`observed_masks`, under the model's rules :data:`RULE_OPTIONS`), so the model needs the
+observation only; the policy computes its input itself (``agents.ppo_model.SpitFeatures``).
+This module is NumPy only; the torch and SB3 side lives in :mod:`agents.ppo_model`.
 """
 
 from __future__ import annotations
@@ -36,18 +39,37 @@ import numpy as np
 
 from agents.heuristics import RacerBot, read_table
 from spit_env.checks import check_bool
-from spit_env.rules import N_ACTIONS, N_STOCKS, OBS_DIM, PLAY_BASE
+from spit_env.observation import read_observation
+from spit_env.rules import (
+    ADJACENT,
+    FILL_BASE,
+    FLIP_BASE,
+    N_ACTIONS,
+    N_STOCKS,
+    OBS_DIM,
+    PHASE_PLAY,
+    PHASE_SLAP,
+    PLAY_BASE,
+    SLAP_BASE,
+    WAIT,
+)
 
 __all__ = ["PPOPolicy", "make_ppo", "load_model", "mask_idle_wait", "INPUT_OPTIONS",
-           "input_options", "input_size", "playing_masks", "model_input", "SHIPPED_MODEL",
-           "shipped_model_path"]
+           "RULE_OPTIONS", "input_options", "input_size", "observed_masks", "playing_masks",
+           "model_input", "racer_features", "SHIPPED_MODEL", "shipped_model_path",
+           "LegacyModelError"]
 
 #: The shipped model, a file of this package (``agents``): written by ``experiments.ship_model``.
 SHIPPED_MODEL = "models/ppo.zip"
 
-#: The input options a trained model carries (``model.spit_options``), with the values of a
-#: model saved without them (older runs): the plain observation, every legal move.
+#: The input options of a model (``agents.ppo_model.SpitPolicy``'s keyword arguments), with the
+#: values of a model that has none (a plain ``"MlpPolicy"``): the plain observation, every legal
+#: move.
 INPUT_OPTIONS = {"mask_wait": False, "obs_mask": False, "racer_features": False}
+
+#: The rules a model reads the legal mask under (:func:`observed_masks`): the ``SpitConfig``
+#: fields the mask depends on beyond the observation, at their defaults.
+RULE_OPTIONS = {"auto_flip": True, "wrap_ranks": True}
 
 #: Floats :func:`racer_features` appends: four per PLAY(s, c), S * 2 plays.
 RACER_FEATURES = 4 * N_STOCKS * 2
@@ -63,11 +85,59 @@ def mask_idle_wait(masks: np.ndarray) -> np.ndarray:
 
 
 def input_options(model) -> dict:
-    """The input options of ``model`` (or its policy), as a new dict.
+    """The options of ``model`` (a MaskablePPO model or its policy), as a new dict.
 
-    :data:`INPUT_OPTIONS` updated with the ``spit_options`` saved with the model.
+    :data:`INPUT_OPTIONS` and :data:`RULE_OPTIONS` updated with the policy's own (``spit_options``
+    of an ``agents.ppo_model.SpitPolicy``); a plain SB3 policy has none.
     """
-    return {**INPUT_OPTIONS, **(getattr(model, "spit_options", None) or {})}
+    policy = getattr(model, "policy", model)
+    return {**INPUT_OPTIONS, **RULE_OPTIONS, **(getattr(policy, "spit_options", None) or {})}
+
+
+def observed_masks(observations: np.ndarray, auto_flip: bool = True,
+                   wrap_ranks: bool = True) -> np.ndarray:
+    """The legal moves of the observing seat, read from its observations alone.
+
+    Equal to the env's ``action_masks()`` (``spit_env.core.legal_action_mask``) for every
+    observation of a game played under ``auto_flip`` and ``wrap_ranks`` (the only config fields
+    the mask depends on beyond the observation; tested on random games of many configs). A free
+    seat may WAIT, PLAY a face-up top onto an adjacent centre top (D1, D4), FILL an empty place
+    from a face-up top over another card (D6), FLIP a face-down top (D5, ``auto_flip`` off) in
+    the play phase, and only SLAP in the slap phase (D11); a busy seat (D7) and a finished game
+    only WAIT.
+
+    Args:
+        observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION``.
+        auto_flip: the config's ``auto_flip`` (D5).
+        wrap_ranks: the config's ``wrap_ranks`` (D1).
+
+    Returns:
+        (B, 23) bool, a new array.
+
+    Raises:
+        ValueError: observations not (B, D), or whose one-hot ranks do not decode to ranks 0-13
+            (not a Spit environment's observations).
+    """
+    obs = np.asarray(observations, dtype=np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
+        raise ValueError(f"observations must have shape (B, {OBS_DIM}), got {obs.shape}")
+    view = read_observation(obs)
+    _check_ranks(view)
+    b = len(obs)
+    rank, height = view.self_stock_top_rank, view.self_stock_height  # (B, S): 0 face down
+    play = ADJACENT[bool(wrap_ranks)][rank[:, :, None], view.centre_top_rank[:, None, :]]
+    fill = (rank > 0) & (height >= 2) & (height == 0).any(axis=1, keepdims=True)
+    flip = view.self_stock_top_face_down & (not auto_flip)
+    free = ~view.self_busy
+    playing = (free & (view.phase == PHASE_PLAY))[:, None]
+    slapping = free & (view.phase == PHASE_SLAP)
+    masks = np.zeros((b, N_ACTIONS), bool)
+    masks[:, WAIT] = ~slapping
+    masks[:, PLAY_BASE:FILL_BASE] = play.reshape(b, 2 * N_STOCKS) & playing
+    masks[:, FILL_BASE:FLIP_BASE] = fill & playing
+    masks[:, FLIP_BASE:SLAP_BASE] = flip & playing
+    masks[:, SLAP_BASE:] = slapping[:, None]
+    return masks
 
 
 def input_size(options: dict) -> int:
@@ -108,16 +178,21 @@ def racer_features(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     if masks.dtype != bool:
         raise ValueError(f"masks must be a bool array, got dtype {masks.dtype}")
     view = read_table(obs)
-    for name in ("self_stock_top_rank", "opp_stock_top_rank", "centre_top_rank"):
-        ranks = getattr(view, name)
-        if ranks.size and not 0 <= ranks.min() <= ranks.max() <= 13:
-            raise ValueError("observations: their one-hot stock and centre ranks do not decode to "
-                             "ranks 0-13; racer_features needs a Spit environment's observations")
+    _check_ranks(view)
     score, doomed, follow, deny = _RACER.analysis(view)
     feats = np.stack([follow / 4.0, deny / 5.0, np.clip(score / 10.0, -1.0, 1.0), doomed],
                      axis=-1).reshape(len(obs), 2 * N_STOCKS, 4)
     feats *= masks[:, _PLAY_IDS, None]
     return feats.reshape(len(obs), RACER_FEATURES).astype(np.float32)
+
+
+def _check_ranks(view) -> None:
+    """Refuse observations whose one-hot ranks (stocks, centre) do not decode to 0-13."""
+    for name in ("self_stock_top_rank", "opp_stock_top_rank", "centre_top_rank"):
+        ranks = getattr(view, name)
+        if ranks.size and not 0 <= ranks.min() <= ranks.max() <= 13:
+            raise ValueError("observations: their one-hot stock and centre ranks do not decode to "
+                             "ranks 0-13; the model needs a Spit environment's observations")
 
 
 def _check_batch(observations, action_masks) -> tuple[np.ndarray, np.ndarray]:
@@ -182,15 +257,30 @@ def shipped_model_path() -> Path:
     return Path(str(found))
 
 
-def load_model(path, device: str = "cpu"):
+class LegacyModelError(ValueError):
+    """A model file of the older format (its input computed outside the model); names the fix."""
+
+
+#: How to turn a model file of the older format into one of this format (same weights, moves).
+CONVERT_HINT = "convert it with: python -m experiments.ship_model OLD.zip --out NEW.zip --no-half"
+
+
+def is_legacy(model) -> bool:
+    """Whether ``model`` is of the older format: ``spit_options`` on the model, a plain policy."""
+    return "spit_options" in vars(model) and not hasattr(model.policy, "spit_options")
+
+
+def load_model(path, device: str = "cpu", **kwargs):
     """Load a MaskablePPO model saved by ``experiments/train_ppo.py`` (a ``.zip`` file).
 
     Args:
         path: the file, the file without its ``.zip``, or a run folder holding ``model.zip``.
         device: the torch device to load on.
+        **kwargs: passed to ``MaskablePPO.load`` (``env``, ``tensorboard_log``, ...).
 
     Raises:
         ValueError: ``path`` does not exist or is not a MaskablePPO model.
+        LegacyModelError: a model of the older format (:data:`CONVERT_HINT`).
     """
     from sb3_contrib import MaskablePPO
 
@@ -201,23 +291,28 @@ def load_model(path, device: str = "cpu"):
         looked = [str(p) for p in candidates]
         raise ValueError(f"path: no model file at {str(path)!r} (looked for {looked})")
     try:
-        return MaskablePPO.load(found, device=device)
+        model = MaskablePPO.load(found, device=device, **kwargs)
     except Exception as err:  # noqa: BLE001 - a corrupt or foreign zip: say which argument
         raise ValueError(f"path: {str(found)!r} is not a MaskablePPO model ({err})") from err
+    if is_legacy(model):
+        raise LegacyModelError(f"path: {str(found)!r} is a model of the older format (its input "
+                               f"was computed outside the model); {CONVERT_HINT}")
+    return model
 
 
 class PPOPolicy:
     """A MaskablePPO actor as a :class:`spit_env.policy.Policy`.
 
     ``policy(observations (B, D) float32, action_masks (B, 23) bool, rng) -> (B,) int64``, always
-    legal: illegal actions get probability 0 (logit -inf) before the choice.
+    legal: illegal actions get probability 0 (logit -inf) before the choice. It plays the moves
+    ``model.predict(observations, action_masks=action_masks, deterministic=True)`` plays.
 
     Args:
-        model: a ``MaskablePPO`` model, or its ``.policy`` (a MaskableActorCriticPolicy). The actor
-            is deep-copied, so later training of ``model`` does not change this policy (a frozen
-            snapshot, as self-play needs). Its input options (``spit_options``, an attribute of
-            the model that train_ppo sets and saves) apply as in training (:func:`model_input`);
-            a bare ``.policy`` carries none, so it suits only a network of the plain observation.
+        model: a ``MaskablePPO`` model, or its ``.policy`` (a MaskableActorCriticPolicy), of
+            Spit's spaces: a model of the package's format (``agents.ppo_model.SpitPolicy``, its
+            options on the policy: :func:`input_options`) or a plain ``"MlpPolicy"`` one. The
+            actor is deep-copied, so later training of ``model`` does not change this policy (a
+            frozen snapshot, as self-play needs).
         deterministic: play the most probable legal action (default) instead of sampling one.
         threads: torch threads of the forward pass (torch's own setting is restored after
             it); 1 by default: a batch of game rows gains nothing from more, and more threads
@@ -226,28 +321,26 @@ class PPOPolicy:
             None keeps torch's setting.
 
     Raises:
-        ValueError: a model whose observation or action space does not match Spit's (D, 23),
-            with D grown by its input options (:func:`input_size`); ``threads`` not None or an
-            integer >= 1.
+        ValueError: a model whose observation or action space is not Spit's (D, 23);
+            ``threads`` not None or an integer >= 1.
+        LegacyModelError: a model of the older format (:data:`CONVERT_HINT`).
     """
 
     def __init__(self, model, deterministic: bool = True, threads: int | None = 1):
         import torch
         from torch import nn
 
+        if hasattr(model, "policy") and is_legacy(model):
+            raise LegacyModelError(f"model: a model of the older format; {CONVERT_HINT}")
         policy = getattr(model, "policy", model)
-        #: the model's input options (:func:`input_options`), e.g. mask_wait
-        self.options = input_options(model)
+        #: the model's options (:func:`input_options`), e.g. mask_wait
+        self.options = input_options(policy)
         obs_shape = tuple(policy.observation_space.shape)
         n_actions = getattr(policy.action_space, "n", None)
-        dim = input_size(self.options)
-        if obs_shape != (dim,) or n_actions != N_ACTIONS:
-            hint = ("" if hasattr(model, "spit_options") else "; a model's input options live on "
-                    "the MaskablePPO model (spit_options): pass the model, not its .policy")
+        if obs_shape != (OBS_DIM,) or n_actions != N_ACTIONS:
             raise ValueError(
-                f"model: expected observation shape ({dim},) and {N_ACTIONS} actions for input "
-                f"options {self.options}, got {obs_shape} and {n_actions}{hint}"
-            )
+                f"model: expected observation shape ({OBS_DIM},) and {N_ACTIONS} actions (Spit's "
+                f"spaces), got {obs_shape} and {n_actions}")
         check_bool("deterministic", deterministic)
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
                                     or threads < 1):
@@ -267,25 +360,20 @@ class PPOPolicy:
         """A policy from a saved model file (see :func:`load_model`)."""
         return cls(load_model(path), deterministic=deterministic, threads=threads)
 
-    def logits(self, observations: np.ndarray,
-               action_masks: np.ndarray | None = None) -> np.ndarray:
+    def logits(self, observations: np.ndarray) -> np.ndarray:
         """(B, 23) float32 unmasked action logits.
 
         Args:
-            observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION``.
-            action_masks: (B, 23) bool, the env's legal moves: required by an ``obs_mask`` or
-                ``racer_features`` model (its input depends on them, :func:`model_input`),
-                ignored otherwise.
+            observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION`` (the model
+                computes the rest of its input from them, :func:`model_input`).
 
         Raises:
-            ValueError: such a model without ``action_masks``; bad shapes.
+            ValueError: observations not (B, D).
         """
-        if action_masks is None:
-            if self.options.get("obs_mask") or self.options.get("racer_features"):
-                raise ValueError("action_masks: this model's input depends on the legal mask "
-                                 "(obs_mask / racer_features); pass it")
-            action_masks = np.ones((len(observations), N_ACTIONS), bool)
-        return self._forward(model_input(observations, action_masks, self.options)[0])
+        obs = np.asarray(observations, dtype=np.float32)
+        if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
+            raise ValueError(f"observations must have shape (B, {OBS_DIM}), got {obs.shape}")
+        return self._forward(obs)
 
     def _forward(self, inputs: np.ndarray) -> np.ndarray:
         torch = self._torch
@@ -314,10 +402,11 @@ class PPOPolicy:
         Raises:
             ValueError: observations not (B, D) or masks not (B, 23).
         """
-        if len(action_masks) == 0:
+        obs, action_masks = _check_batch(observations, action_masks)
+        if len(obs) == 0:
             return np.zeros(0, dtype=np.int64)
-        inputs, masks = model_input(observations, action_masks, self.options)
-        scores = np.where(masks, self._forward(inputs), -np.inf)
+        masks = playing_masks(action_masks, self.options)
+        scores = np.where(masks, self._forward(obs), -np.inf)
         if not self.deterministic:
             # Gumbel-max: argmax(logit + Gumbel noise) is a draw from softmax(logits).
             scores = scores + rng.gumbel(size=scores.shape)

@@ -29,6 +29,7 @@ from spit_env.rules import N_ACTIONS, OBS_DIM
 __all__ = [
     "RAY_MISSING",
     "LEARNER_MODULE",
+    "SINGLE_AGENT_MODULE",
     "RLlibPolicy",
     "find_module_dir",
     "is_rllib_checkpoint",
@@ -40,8 +41,13 @@ __all__ = [
 RAY_MISSING = ("Ray is not installed: this needs the 'scale' extra "
                "(pip install -c constraints.txt -e \".[scale]\")")
 
-#: The module id of the trained policy in the checkpoints of ``experiments/train_rllib.py``.
+#: The module id of the trained policy in the multi-agent checkpoints of
+#: ``experiments/train_rllib.py`` (self-play, and bot runs on the PettingZoo path).
 LEARNER_MODULE = "learner"
+
+#: The module id of a single-agent checkpoint (RLlib's ``DEFAULT_MODULE_ID``): the bot runs on the
+#: vector env of ``Spit-v0``.
+SINGLE_AGENT_MODULE = "default_policy"
 
 _MODULES_DIR = ("learner_group", "learner", "rl_module")
 
@@ -73,13 +79,14 @@ def is_rllib_checkpoint(path) -> bool:
     )
 
 
-def find_module_dir(path, module_id: str = LEARNER_MODULE) -> Path:
+def find_module_dir(path, module_id: str | None = None) -> Path:
     """The folder of RLModule ``module_id`` inside a checkpoint, a run folder or a module folder.
 
     Args:
         path: a run's ``--out`` folder, an algorithm checkpoint or an RLModule's own folder
             (returned as it is).
-        module_id: the module to find (the learner's by default).
+        module_id: the module to find; None: the trained policy, :data:`LEARNER_MODULE` or
+            else (a single-agent checkpoint) :data:`SINGLE_AGENT_MODULE`.
 
     Raises:
         ValueError: ``path`` is not a folder, holds no RLlib checkpoint, or has no module
@@ -93,6 +100,9 @@ def find_module_dir(path, module_id: str = LEARNER_MODULE) -> Path:
     for root in (path, path / "checkpoint"):
         modules = root.joinpath(*_MODULES_DIR)
         if modules.is_dir():
+            if module_id is None:
+                module_id = LEARNER_MODULE if (modules / LEARNER_MODULE).is_dir() else \
+                    SINGLE_AGENT_MODULE
             found = modules / module_id
             if not found.is_dir():
                 known = sorted(p.name for p in modules.iterdir() if p.is_dir())
@@ -115,7 +125,8 @@ class RLlibPolicy:
 
     Args:
         module: an RLModule taking ``{"observation": (B, D), "action_mask": (B, 23)}``
-            observations and returning action logits (``action_dist_inputs``).
+            observations, or (B, D) ones (a module of the bot runs, which reads the mask from
+            them), and returning action logits (``action_dist_inputs``).
         deterministic: play the most probable legal action (default) instead of sampling one.
 
     Raises:
@@ -127,14 +138,14 @@ class RLlibPolicy:
         import torch
 
         space = getattr(module, "observation_space", None)
-        inner = space["observation"] if hasattr(space, "spaces") and "observation" in space.spaces \
-            else None
+        self._dict_obs = hasattr(space, "spaces") and "observation" in space.spaces
+        inner = space["observation"] if self._dict_obs else space
         n_actions = getattr(getattr(module, "action_space", None), "n", None)
-        if inner is None or tuple(inner.shape) != (OBS_DIM,) or n_actions != N_ACTIONS:
-            got = tuple(inner.shape) if inner is not None else space
+        shape = tuple(getattr(inner, "shape", None) or ())
+        if shape != (OBS_DIM,) or n_actions != N_ACTIONS:
             raise ValueError(
-                f"module: expected a Dict observation space with 'observation' ({OBS_DIM},) and "
-                f"{N_ACTIONS} actions, got {got} and {n_actions}"
+                f"module: expected a Dict observation space with 'observation' ({OBS_DIM},) or a "
+                f"Box ({OBS_DIM},), and {N_ACTIONS} actions, got {space} and {n_actions}"
             )
         if not isinstance(deterministic, bool):
             raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
@@ -144,13 +155,13 @@ class RLlibPolicy:
         self._torch = torch
 
     @classmethod
-    def load(cls, path, module_id: str = LEARNER_MODULE,
+    def load(cls, path, module_id: str | None = None,
              deterministic: bool = True) -> RLlibPolicy:
         """A policy from a checkpoint (see :func:`find_module_dir`).
 
         Args:
             path: a run folder, an algorithm checkpoint or an RLModule folder.
-            module_id: the module to load (the learner's by default).
+            module_id: the module to load (None: the trained policy, :func:`find_module_dir`).
             deterministic: as in :class:`RLlibPolicy`.
 
         Raises:
@@ -177,10 +188,10 @@ class RLlibPolicy:
                 (``mask_wait``) and puts every illegal action at a very large negative logit.
         """
         torch = self._torch
-        obs = {
-            "observation": torch.as_tensor(np.asarray(observations, dtype=np.float32)),
-            "action_mask": torch.as_tensor(np.asarray(action_masks, dtype=np.float32)),
-        }
+        obs = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+        if self._dict_obs:  # a Box module reads the mask from the observation itself
+            obs = {"observation": obs,
+                   "action_mask": torch.as_tensor(np.asarray(action_masks, dtype=np.float32))}
         with torch.no_grad():
             out = self.module.forward_inference({"obs": obs})
         return out["action_dist_inputs"].numpy()
@@ -210,7 +221,7 @@ class RLlibPolicy:
         return f"RLlibPolicy(deterministic={self.deterministic})"
 
 
-def make_rllib(path=None, module=None, module_id: str = LEARNER_MODULE,
+def make_rllib(path=None, module=None, module_id: str | None = None,
                deterministic: bool = True) -> RLlibPolicy:
     """Registry factory for ``"rllib"``: exactly one of ``path`` (a checkpoint) or ``module``.
 

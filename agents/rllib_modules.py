@@ -1,11 +1,23 @@
-"""RLlib RLModules for Spit (the new API stack): the masked PPO learner and a heuristic bot.
+"""RLlib pieces for Spit (the new API stack): the masked PPO learner, a heuristic bot, the env.
 
 Importing this module imports Ray and torch (the ``scale`` extra); :mod:`agents.rllib` imports it
 only when a policy loads, and ``experiments/train_rllib.py`` when it builds the algorithm.
 
-Both modules take the observations of RLlib's PettingZoo adapter (``ParallelPettingZooEnv``) as
-they come: a dict ``{"observation": (B, D) float32, "action_mask": (B, 23) int8}`` per agent, the
-Dict space of :class:`spit_env.SpitParallelEnv`.
+Everything an algorithm's config names lives here or in ``spit_env`` (the module classes, the
+environment class :class:`SpitMultiAgentEnv`, the policy mappings), importable by name, and
+nothing is registered at run time: an RLlib checkpoint restores in a fresh process
+(``Algorithm.from_checkpoint(path)``, ``RLModule.from_checkpoint(path)``) with no import first.
+Every option that shapes a module (``mask_wait``, ``obs_mask``, the layer sizes) is a key of its
+``model_config``, which RLlib saves with the checkpoint and passes again on restore.
+
+:class:`MaskedPPOModule` takes either observation space of the environments, as it comes: the
+PettingZoo dict ``{"observation": (B, D) float32, "action_mask": (B, 23) int8}`` per agent (the
+Dict space of :class:`spit_env.SpitParallelEnv`, through RLlib's adapter
+``ParallelPettingZooEnv``: the self-play runs), or the single learner's ``Box(0, 1, (D,))`` of
+``Spit-v0`` and its vector env (``gymnasium.make_vec("Spit-v0", ...,
+vectorization_mode="vector_entry_point")``: the bot runs), whose legal mask it reads from the
+observation itself (:func:`agents.ppo.observed_masks`, equal to the env's mask, as the shipped
+SB3 model does). :class:`BotModule` takes the Dict space.
 
 * :class:`MaskedPPOModule`: RLlib's default PPO torch module with the action-masking pattern of
   RLlib's examples: the network reads the observation (and, with ``obs_mask``, the legal mask as
@@ -18,28 +30,46 @@ Dict space of :class:`spit_env.SpitParallelEnv`.
 
 from __future__ import annotations
 
+import zlib
+
 import gymnasium as gym
 import numpy as np
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-__all__ = ["MaskedPPOModule", "BotModule", "SPIT_MODEL_OPTIONS"]
+from spit_env.rules import OBS_DIM
+
+__all__ = ["MaskedPPOModule", "BotModule", "SPIT_MODEL_OPTIONS", "SpitMultiAgentEnv",
+           "LEARNER", "BOT", "learner_seat", "map_learner_vs_bot", "map_self_play"]
+
+#: The module ids of a run of ``experiments/train_rllib.py``: the trained policy and the bot.
+LEARNER, BOT = "learner", "bot"
 
 #: model_config keys of :class:`MaskedPPOModule` beyond RLlib's ``DefaultModelConfig``, with
 #: their defaults. ``mask_wait``: take WAIT out of the legal moves whenever another move is legal
 #: (the learner never idles when it can act, as in ``train_ppo``). ``obs_mask``: feed the legal
-#: mask (after ``mask_wait``) to the network beside the observation.
-SPIT_MODEL_OPTIONS = {"mask_wait": True, "obs_mask": True}
+#: mask (after ``mask_wait``) to the network beside the observation. ``auto_flip``,
+#: ``wrap_ranks``: the rules (``SpitConfig``'s fields) the mask is read from a Box observation
+#: under (unused with the Dict space, which carries the mask).
+SPIT_MODEL_OPTIONS = {"mask_wait": True, "obs_mask": True, "auto_flip": True, "wrap_ranks": True}
 
 
-def _check_spaces(observation_space, action_space) -> None:
-    if not isinstance(observation_space, gym.spaces.Dict) or \
-            set(observation_space.spaces) != {"observation", "action_mask"}:
+def _is_dict_space(space) -> bool:
+    return isinstance(space, gym.spaces.Dict) and \
+        set(space.spaces) == {"observation", "action_mask"}
+
+
+def _check_spaces(observation_space, action_space, box_ok: bool = False) -> None:
+    box = isinstance(observation_space, gym.spaces.Box) and \
+        tuple(observation_space.shape) == (OBS_DIM,)
+    if not (_is_dict_space(observation_space) or box_ok and box):
+        also = f" or the Box ({OBS_DIM},) of Spit-v0" if box_ok else ""
         raise ValueError(
             "observation_space must be the Dict space of spit_env.parallel_env() "
-            f"({{'observation', 'action_mask'}}), got {observation_space}"
+            f"({{'observation', 'action_mask'}}){also}, got {observation_space}"
         )
     if not isinstance(action_space, gym.spaces.Discrete):
         raise ValueError(f"action_space must be Discrete, got {action_space}")
@@ -48,10 +78,12 @@ def _check_spaces(observation_space, action_space) -> None:
 class MaskedPPOModule(DefaultPPOTorchRLModule):
     """RLlib's default PPO module (MLP encoder, policy and value heads) with legal-move masking.
 
-    Takes the Dict observation space of :class:`spit_env.SpitParallelEnv`; the networks see a flat
+    Takes the Dict observation space of :class:`spit_env.SpitParallelEnv` or the Box of
+    ``Spit-v0`` (the mask read from the observation, module docstring); the networks see a flat
     Box of D (+ 23 with ``obs_mask``) floats. ``model_config``: RLlib's ``DefaultModelConfig``
     keys as a dict (e.g. ``fcnet_hiddens``) plus :data:`SPIT_MODEL_OPTIONS`; the chosen options
-    are kept as ``spit_options`` (saved in the checkpoint with the constructor arguments).
+    are kept as ``spit_options`` and stay in ``model_config`` (the constructor argument RLlib
+    saves with the checkpoint), so a restored module is built as the saved one was.
 
     Raises:
         ValueError: a space that is not Spit's Dict observation / Discrete action space, or an
@@ -59,14 +91,17 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
     """
 
     def __init__(self, *, observation_space=None, action_space=None, model_config=None, **kwargs):
-        _check_spaces(observation_space, action_space)
+        _check_spaces(observation_space, action_space, box_ok=True)
         config = dict(model_config or {})
-        self.spit_options = {k: config.pop(k, v) for k, v in SPIT_MODEL_OPTIONS.items()}
+        self.spit_options = {k: config.get(k, v) for k, v in SPIT_MODEL_OPTIONS.items()}
         for k, v in self.spit_options.items():
             if not isinstance(v, bool):
                 raise ValueError(f"model_config[{k!r}] must be True or False, got {v!r}")
-        self._dict_space = observation_space
-        dim = observation_space["observation"].shape[0]
+        config.update(self.spit_options)  # saved with the checkpoint: the defaults may change
+        self._env_space = observation_space
+        self.reads_mask = not _is_dict_space(observation_space)  # from the Box observation
+        dim = (observation_space.shape if self.reads_mask else
+               observation_space["observation"].shape)[0]
         if self.spit_options["obs_mask"]:
             dim += action_space.n
         flat = gym.spaces.Box(0.0, 1.0, (dim,), np.float32)
@@ -74,17 +109,29 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
                          **kwargs)
 
     def setup(self):
-        """Build RLlib's networks for the flat input, then take the env's Dict space back."""
+        """Build RLlib's networks for the flat input, then take the env's space back."""
         super().setup()
         # The networks are built for the flat space; the module itself (what RLlib checks the
-        # episodes against) takes the env's Dict space, as in RLlib's action-masking example.
-        self.observation_space = self._dict_space
+        # episodes against) takes the env's space, as in RLlib's action-masking example.
+        self.observation_space = self._env_space
 
-    def legal_mask(self, obs: dict):
-        """(B, 23) float 0/1 mask the module plays with: the env's mask, after ``mask_wait``."""
+    def legal_mask(self, obs):
+        """(B, 23) float 0/1 mask the module plays with: the env's mask, after ``mask_wait``.
+
+        ``obs``: the Dict observation (its ``action_mask``), or the (B, D) Box observation
+        (the mask it shows, :func:`agents.ppo.observed_masks`).
+        """
         import torch
 
-        mask = obs["action_mask"].float()
+        if self.reads_mask:
+            from agents.ppo import observed_masks
+
+            masks = observed_masks(_numpy(obs).astype(np.float32, copy=False),
+                                   self.spit_options["auto_flip"],
+                                   self.spit_options["wrap_ranks"])
+            mask = torch.as_tensor(masks, dtype=torch.float32, device=obs.device)
+        else:
+            mask = obs["action_mask"].float()
         if self.spit_options["mask_wait"]:
             others = (mask[..., 1:].sum(-1, keepdim=True) > 0).float()
             mask = torch.cat([mask[..., :1] * (1.0 - others), mask[..., 1:]], dim=-1)
@@ -95,11 +142,12 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         import torch
 
         obs = batch[Columns.OBS]
-        if not isinstance(obs, dict):
-            raise ValueError(
-                "MaskedPPOModule needs dict observations {'observation', 'action_mask'}")
+        if isinstance(obs, dict) == self.reads_mask:
+            raise ValueError("MaskedPPOModule: observations must be " + (
+                "(B, D) arrays, as its Box space" if self.reads_mask else
+                "dicts {'observation', 'action_mask'}, as its Dict space"))
         mask = self.legal_mask(obs)
-        x = obs["observation"].float()
+        x = (obs if self.reads_mask else obs["observation"]).float()
         if self.spit_options["obs_mask"]:
             x = torch.cat([x, mask], dim=-1)
         return {**batch, Columns.OBS: x}, mask
@@ -187,3 +235,49 @@ class BotModule(RLModule):
             f"BotModule ({self.model_config.get('bot')!r}) is not trainable: keep it out of "
             "policies_to_train"
         )
+
+
+# --- the environment RLlib builds, and the policy mappings ---------------------------------------
+def _spit_config(env_config):
+    """The SpitConfig of an ``env_config``: its "config" (a SpitConfig) or its "latency"."""
+    from spit_env.config import SpitConfig
+    from spit_env.latency import Latency
+
+    env_config = dict(env_config or {})
+    config = env_config.get("config")
+    if config is not None:
+        return config
+    latency = env_config.get("latency")
+    return SpitConfig() if latency is None else SpitConfig(latency=Latency.parse(latency))
+
+
+class SpitMultiAgentEnv(ParallelPettingZooEnv):
+    """One game of the PettingZoo ``ParallelEnv`` in RLlib's adapter (``ParallelPettingZooEnv``).
+
+    The environment class of the multi-agent runs (``config.environment(SpitMultiAgentEnv,
+    env_config=...)``): RLlib constructs it with the ``env_config``, ``{"config": a SpitConfig}``
+    or ``{"latency": a preset name or whole ms}`` (both seats), or none (the defaults).
+    """
+
+    def __init__(self, env_config=None):
+        import spit_env
+
+        super().__init__(spit_env.parallel_env(_spit_config(env_config)))
+
+
+def learner_seat(episode) -> int:
+    """The learner's seat in an episode (bot mode): 0 or 1, a hash of the episode's id.
+
+    Both seats' mappings agree, and the learner plays each seat in about half the games.
+    """
+    return zlib.crc32(str(episode.id_).encode()) & 1
+
+
+def map_learner_vs_bot(agent_id, episode, **kwargs) -> str:
+    """Policy mapping of the bot mode: "learner" in the episode's learner seat, else "bot"."""
+    return LEARNER if agent_id == f"player_{learner_seat(episode)}" else BOT
+
+
+def map_self_play(agent_id, episode, **kwargs) -> str:
+    """Policy mapping of self-play: both seats play (and train) the one "learner"."""
+    return LEARNER

@@ -16,7 +16,8 @@ Rows of the table:
 * ``core+obs B=n``: the same loop, also building both seats' observations (``core.observe``,
   (n, 2, D) float32) at every step.
 * ``ratio``: core game-steps/s divided by the reference's, per B.
-* environment adapters (PettingZoo ParallelEnv, SB3 SpitVecEnv): see ``ADAPTER_BENCHMARKS``.
+* environment adapters (PettingZoo ParallelEnv, SB3 SpitVecEnv, ``gymnasium.make_vec("Spit-v0")``
+  native against Gymnasium's sync vector env): see ``ADAPTER_BENCHMARKS``.
 * ``planner-fast`` / ``planner B=256 vs racer``: the planning bot's decisions per second in seat
   0 of 256 games against racer (``bench_planner``), with the time per decision.
 
@@ -272,6 +273,70 @@ def _adapter_rows(args: argparse.Namespace) -> list[dict]:
 
 
 ADAPTER_BENCHMARKS.append(_adapter_rows)
+
+
+def bench_gym_vector(config: SpitConfig, batch: int, steps: int, mode: str, seed: int = 0,
+                     opponent: str = "greedy") -> tuple[float, float]:
+    """``(wall, CPU)`` learner decisions/s of ``gymnasium.make_vec("Spit-v0", batch)``.
+
+    Args:
+        config: the games' config.
+        batch: num_envs.
+        steps: the timed ``step`` calls.
+        mode: ``"vector_entry_point"`` (one batched core, ``spit_env.envs.vector``) or
+            ``"sync"`` (Gymnasium's SyncVectorEnv of ``batch`` Spit-v0 envs).
+        seed: seeds the games and the learner's random legal moves.
+        opponent: the opponent policy's name or profile.
+    """
+    import gymnasium
+
+    import spit_env
+
+    rng = np.random.default_rng(seed)
+    env = gymnasium.make_vec(spit_env.GYM_ID, num_envs=batch, vectorization_mode=mode,
+                             opponent=opponent, config=config)
+    _, infos = env.reset(seed=seed)
+
+    def masks_now(infos):
+        if "action_mask" in infos and infos.get("_action_mask", np.ones(1, bool)).all():
+            return infos["action_mask"]
+        return np.stack(env.call("action_masks"))  # the sub-envs' own (SB3's convention)
+
+    def loop(n: int) -> int:
+        info = infos
+        for _ in range(n):
+            *_, info = env.step(random_legal_actions(masks_now(info), rng))
+        return n * batch
+
+    loop(max(5, steps // 20))
+    wall, cpu, n = _timed(lambda: loop(steps))
+    env.close()
+    return n / wall, n / cpu
+
+
+def _vector_rows(args: argparse.Namespace) -> list[dict]:
+    """The native vector env against Gymnasium's sync one, interleaved repeat by repeat."""
+    config = SpitConfig()
+    scale = 10 if args.quick else 1
+    rows = []
+    for b in (64, 512):
+        steps = max(10, {64: 150, 512: 40}[b] // scale)
+        runs = {"sync": [], "vector_entry_point": []}
+        for _ in range(args.repeats):
+            for mode, out in runs.items():
+                out.append(bench_gym_vector(config, b, steps, mode))
+        sync, native = ((statistics.median(r[0] for r in runs[m]),
+                         statistics.median(r[1] for r in runs[m])) for m in runs)
+        for name, (wall, cpu) in (("sync", sync), ("vector_entry_point", native)):
+            rows.append({"name": f"make_vec B={b} {name}", "steps_per_s": wall,
+                         "cpu_steps_per_s": cpu,
+                         "unit": "learner decisions/s (Spit-v0 vs greedy, random legal moves)",
+                         "core_steps_per_s": sync[0], "ratio_to_core": wall / sync[0],
+                         "cpu_ratio": cpu / sync[1], "ratio_to": f"make_vec B={b} sync"})
+    return rows
+
+
+ADAPTER_BENCHMARKS.append(_vector_rows)
 
 
 def bench_planner(config: SpitConfig, batch: int, steps: int, profile: str = "planner",

@@ -7,10 +7,11 @@
 
 The model is the one ``experiments.train_ppo`` builds at its defaults (``Args()`` of
 ``experiments.ppo.args``: the network, ``n_steps``, ``batch_size``, ``n_epochs``, the learning
-rates and coefficients, one torch thread, CPU), trained by ``MaskablePPO.learn`` through
-``VecMonitor`` as in training. Only the environment differs: :class:`ReplayVecEnv` replays a bank
-of real steps (the network's inputs, the masks it plays with, rewards and episode ends) recorded
-beforehand from train_ppo's own training environment, so every step costs an array lookup. Its
+rates and coefficients, its policy with the network's input computed inside it, one torch thread,
+CPU), trained by ``MaskablePPO.learn`` through ``VecMonitor`` as in training. Only the
+environment differs: :class:`ReplayVecEnv` replays a bank of real steps (observations, legal
+masks, rewards and episode ends) recorded beforehand from train_ppo's own training environment,
+so every step costs an array lookup. Its
 steps per second are the most SB3 can do with this network on this machine; train_ppo's
 ``steps_per_second`` beside it shows what the real environment (and the rest of the training
 loop) costs.
@@ -35,8 +36,8 @@ class ReplayVecEnv(VecEnv):
     """A VecEnv that costs nothing: it replays recorded steps in a loop.
 
     Args:
-        obs: (T, B, K) float32 the network's inputs, step by step.
-        masks: (T, B, 23) bool the masks the model plays with (``action_masks()``).
+        obs: (T, B, D) float32 the observations, step by step.
+        masks: (T, B, 23) bool the legal masks (``action_masks()``).
         rewards: (T, B) float32, the recorded rewards.
         dones: (T, B) bool, the recorded episode ends.
 
@@ -104,7 +105,7 @@ def record_bank(args, steps: int, seed: int):
 
     Returns:
         ``(obs, masks, rewards, dones)`` arrays as :class:`ReplayVecEnv` takes them; the learner
-        plays uniformly over the playing masks.
+        plays uniformly over the legal masks.
     """
     from sb3_contrib.common.maskable.utils import get_action_masks
 
@@ -114,8 +115,7 @@ def record_bank(args, steps: int, seed: int):
     _, _, env = make_training_env(
         num_envs=args.num_envs, groups=1, opponent=args.opponent, seed=seed,
         learner_seat="random", reward=args.reward, episode=args.episode, shaping=args.shaping,
-        skip_forced_waits=args.skip_forced_waits, truncation_reward=args.truncation_reward,
-        mask_wait=args.mask_wait, obs_mask=args.obs_mask, racer_features=args.racer_features)
+        skip_forced_waits=args.skip_forced_waits, truncation_reward=args.truncation_reward)
     rng = np.random.default_rng(seed)
     obs = [env.reset()]
     masks, rewards, dones = [get_action_masks(env)], [np.zeros(args.num_envs, np.float32)], [
@@ -133,20 +133,20 @@ def record_bank(args, steps: int, seed: int):
 def run(total_timesteps: int, bank_steps: int = 64, seed: int = 0) -> dict:
     """Train train_ppo's default model on the replayed bank; return the speed figures."""
     import torch
-    from sb3_contrib import MaskablePPO
 
+    from agents.ppo_model import new_model
     from experiments.ppo.args import Args
 
     args = Args()
     torch.set_num_threads(args.torch_threads)
     bank = record_bank(args, bank_steps, seed)
     env = VecMonitor(ReplayVecEnv(*bank))
-    model = MaskablePPO(
-        "MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps,
-        batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
-        gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
-        policy_kwargs=dict(net_arch=dict(pi=list(args.net_arch), vf=list(args.net_arch))),
-        seed=seed, device="cpu", verbose=0,
+    model = new_model(
+        env, net_arch=args.net_arch, options=dict(
+            mask_wait=args.mask_wait, obs_mask=args.obs_mask, racer_features=args.racer_features),
+        learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
+        clip_range=args.clip_range, ent_coef=args.ent_coef, seed=seed, device="cpu", verbose=0,
     )
     t0 = time.perf_counter()
     model.learn(total_timesteps=total_timesteps)
@@ -158,7 +158,7 @@ def run(total_timesteps: int, bank_steps: int = 64, seed: int = 0) -> dict:
         "steps_per_second": round(steps / seconds, 1),
         "num_envs": args.num_envs, "n_steps": args.n_steps, "batch_size": args.batch_size,
         "n_epochs": args.n_epochs, "net_arch": list(args.net_arch),
-        "input_size": int(bank[0].shape[2]), "torch_threads": args.torch_threads,
+        "input_size": int(model.policy.features_dim), "torch_threads": args.torch_threads,
         "versions": {"torch": torch.__version__, "python": sys.version.split()[0]},
         "note": "MaskablePPO + VecMonitor on a VecEnv replaying recorded steps (no game is "
                 "played while training): the most train_ppo's defaults can do on this machine",

@@ -7,7 +7,10 @@ training run's history. Run::
     python -m experiments.shipped_results --run runs/ppo_long --command "python -m ..."
 
 ``--run`` is the run folder the model came from (its ``eval.json`` and ``config.json``: the
-evaluations during training, the speed, the arguments); ``--command`` says how it was made.
+evaluations during training, the speed, the arguments); ``--command`` says how it was made. For a
+file re-written from the same model (``experiments.ship_model`` converting an older format),
+``--previous docs/results/ppo_shipped.json`` takes the run's part from the results it had, and
+the games are played again with the new file.
 """
 
 from __future__ import annotations
@@ -29,10 +32,13 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 class Args:
     """Evaluate the shipped PPO model against every heuristic bot and write its results."""
 
-    run: Path
+    run: Path | None = None
     """The run folder the shipped model was written from (eval.json, config.json)."""
-    command: str
-    """The command(s) that trained it, as shown in the results."""
+    command: str | None = None
+    """The command(s) that trained it, as shown in the results (required with --run)."""
+    previous: Path | None = None
+    """Instead of --run and --command: an earlier results file of the same model (the run's
+    part is taken from it; the games are played again)."""
     train_minutes: float | None = None
     """Training wall time in minutes, all stages (default: the run folder's learn time)."""
     deals: int = 1000
@@ -108,18 +114,28 @@ def main(argv=None) -> int:
     from agents.ppo import SHIPPED_MODEL, shipped_model_path
 
     path = shipped_model_path()
-    if not (Path(args.run) / "config.json").is_file():
+    if (args.run is None) == (args.previous is None):
+        print("error: give --run (with --command) or --previous, not both", file=sys.stderr)
+        return 2
+    if args.run is not None and not (Path(args.run) / "config.json").is_file():
         print(f"error: --run: no run folder at {str(args.run)!r} (config.json missing)",
               file=sys.stderr)
         return 2
+    if args.run is not None and not args.command:
+        print("error: --command: say how the model was trained (required with --run)",
+              file=sys.stderr)
+        return 2
+    if args.previous is not None and not Path(args.previous).is_file():
+        print(f"error: --previous: no results file at {str(args.previous)!r}", file=sys.stderr)
+        return 2
     results = evaluate_shipped(args.deals, args.seed, args.latency)
-    run = json.loads((Path(args.run) / "eval.json").read_text())  # after the games: the run
-    config = run["config"]                                         # may still be finishing
-    result = {
-        "model": {
-            "file": f"agents/{SHIPPED_MODEL}",
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "bytes": path.stat().st_size,
+    if args.previous is not None:
+        before = json.loads(Path(args.previous).read_text())
+        model, training = dict(before["model"]), before["training"]
+    else:
+        run = json.loads((Path(args.run) / "eval.json").read_text())  # after the games: the
+        config = run["config"]                                         # run may be finishing
+        model = {
             "command": args.command,
             "timesteps": run["final"]["timesteps"],  # the model evaluated: the kept one
             "run_timesteps": run["speed"]["timesteps"],
@@ -127,11 +143,13 @@ def main(argv=None) -> int:
             "train_minutes": args.train_minutes if args.train_minutes is not None
             else round(run["speed"]["learn_seconds"] / 60, 1),
             "net_arch": config["net_arch"],
-        },
-        "deals": args.deals, "seed": args.seed, "latency": args.latency,
-        "results": results,
-        "training": {key: run[key] for key in ("config", "history", "episode_reward", "final")},
-    }
+        }
+        training = {key: run[key] for key in ("config", "history", "episode_reward", "final")}
+    model.update(file=f"agents/{SHIPPED_MODEL}",
+                 sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+                 bytes=path.stat().st_size)
+    result = {"model": model, "deals": args.deals, "seed": args.seed, "latency": args.latency,
+              "results": results, "training": training}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")

@@ -271,10 +271,10 @@ def train(args: Args) -> dict:
     from functools import partial
 
     import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.callbacks import CallbackList
 
     from agents.ppo import input_options, load_model
+    from agents.ppo_model import new_model, save_model
     from experiments.ppo.envs import make_training_env
     from experiments.ppo.evaluation import (
         evaluate,
@@ -283,7 +283,12 @@ def train(args: Args) -> dict:
         resolve_eval_opponents,
     )
     from experiments.ppo.progress import progress_callback
-    from experiments.ppo.schedule import OpponentSchedule, ScheduleCallback, stage_label
+    from experiments.ppo.schedule import (
+        OpponentSchedule,
+        PortableCheckpoints,
+        ScheduleCallback,
+        stage_label,
+    )
     from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data
     from spit_env.policy import make_policy
 
@@ -306,30 +311,31 @@ def train(args: Args) -> dict:
         num_envs=args.num_envs, opponent=stages[0][0][0],
         learner_seat=args.learner_seat if args.learner_seat == "random" else int(args.learner_seat),
         reward=args.reward, episode=args.episode, shaping=args.shaping,
-        skip_forced_waits=args.skip_forced_waits, truncation_reward=args.truncation_reward,
-        mask_wait=args.mask_wait, obs_mask=args.obs_mask, racer_features=args.racer_features)
+        skip_forced_waits=args.skip_forced_waits, truncation_reward=args.truncation_reward)
     single = len(stages) == 1 and len(stages[0]) == 1 and not args.self_play
     groups, timer, env = make_training_env(
         groups=1 if single else min(args.mix_groups, args.num_envs), seed=args.seed, **env_options)
 
-    # The model: fresh, or from a checkpoint (its step count goes on).
+    # The model: fresh, or from a checkpoint (its step count goes on). Its input options live
+    # in its policy (agents.ppo_model.SpitPolicy), saved with it.
     previous = {}
     if (out / "eval.json").is_file() and args.resume is not None:
         previous = json.loads((out / "eval.json").read_text())
     tb = str(out / "tb") if args.tensorboard else None
     if args.resume is not None:
-        model = MaskablePPO.load(args.resume, env=env, device="cpu", tensorboard_log=tb)
+        model = load_model(args.resume, env=env, tensorboard_log=tb)
+        model.policy.spit_options["mask_wait"] = args.mask_wait  # a rule of play, not an input
+        model.policy_kwargs["mask_wait"] = args.mask_wait
     else:
-        model = MaskablePPO(
-            "MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps,
+        model = new_model(
+            env, net_arch=args.net_arch, options=dict(
+                mask_wait=args.mask_wait, obs_mask=args.obs_mask,
+                racer_features=args.racer_features),
+            learning_rate=args.learning_rate, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
             gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
-            policy_kwargs=dict(net_arch=dict(pi=list(args.net_arch), vf=list(args.net_arch))),
             tensorboard_log=tb, seed=args.seed, device="cpu", verbose=args.verbose,
         )
-    # A plain attribute: SB3 saves it in model.zip, and agents.ppo.input_options reads it back.
-    model.spit_options = {**input_options(model), "mask_wait": args.mask_wait,
-                          "obs_mask": args.obs_mask, "racer_features": args.racer_features}
     start_steps = int(model.num_timesteps)
 
     # The warm start (a fresh network only): the teacher in the learner's seat against the first
@@ -340,7 +346,7 @@ def train(args: Args) -> dict:
         bc_seed = int(np.random.SeedSequence([args.seed, 0xBC]).generate_state(1)[0])
         _, _, bc_env = make_training_env(groups=1, seed=bc_seed, **env_options)
         data = collect_teacher_data(bc_env, make_policy(args.bc_teacher), args.bc_samples,
-                                    np.random.default_rng(bc_seed))
+                                    np.random.default_rng(bc_seed), input_options(model))
         bc_env.close()
         t_collect = time.perf_counter() - t
         bc = behaviour_clone(model, *data, steps=args.bc_steps, batch_size=args.bc_batch_size,
@@ -386,7 +392,7 @@ def train(args: Args) -> dict:
     callback = ScheduleCallback(schedule)
     callbacks = [callback]
     if args.checkpoint_freq:
-        callbacks.append(CheckpointCallback(
+        callbacks.append(PortableCheckpoints(
             save_freq=max(args.checkpoint_freq // args.num_envs, 1),
             save_path=str(out / "checkpoints"), name_prefix="ppo"))
     if args.progress_bar:  # a bar on a terminal, plain lines in a log file
@@ -402,13 +408,13 @@ def train(args: Args) -> dict:
     learn_seconds = time.perf_counter() - t0
     kept = {"timesteps": int(model.num_timesteps), "kept": "last"}
     if args.keep_best:
-        model.save(out / "last_model.zip")
+        save_model(model, out / "last_model.zip")
         model.set_parameters(str(out / "best_model.zip"), device="cpu")
         kept = {**schedule.best, "kept": "best"}
         print(f"kept the best model: {kept['timesteps']:,} steps, mean win rate "
               f"{kept['score']:.3f} on the held-out deals (last model: "
               f"{schedule.history[-1]['score']:.3f})")
-    model.save(out / "model.zip")
+    save_model(model, out / "model.zip")
 
     # The final evaluation and the reports.
     t1 = time.perf_counter()

@@ -5,27 +5,31 @@
     python -m experiments.train_rllib --num-env-runners 8 --address auto    # a running cluster
     python -m experiments.train_rllib --help
 
-The environment is the PettingZoo ``ParallelEnv`` (``spit_env.parallel_env``) through RLlib's own
-adapter, ``ParallelPettingZooEnv``: both seats are agents and act at every decision epoch. Their
-observations are PettingZoo's ``{"observation", "action_mask"}`` dicts; the trained module
-(``agents.rllib_modules.MaskedPPOModule``, RLlib's action-masking pattern) masks illegal moves in
-every forward pass, so it never samples one and their log-probabilities never enter the loss.
+The trained module (``agents.rllib_modules.MaskedPPOModule``, RLlib's action-masking pattern)
+masks illegal moves in every forward pass, so it never samples one and their log-probabilities
+never enter the loss. ``--mode`` chooses the environment:
 
-``--mode`` sets the policy mapping:
-
-* ``bot`` (default): the module ``learner`` plays one seat, drawn per game, against ``--opponent``,
-  a registered bot run inside RLlib as a module it does not train (``agents.rllib_modules.
-  BotModule``; ``policies_to_train=["learner"]``).
-* ``self-play``: both seats map to ``learner``, one shared policy trained on both seats' moves.
+* ``bot`` (default): the learner against ``--opponent`` (a registered bot) in ``Spit-v0``'s native
+  vector env, single-agent: each env runner builds ``gymnasium.make_vec("Spit-v0",
+  num_envs=--num-envs-per-runner, vectorization_mode="vector_entry_point")``, one batched core of
+  that many games with the bot deciding inside it (``spit_env.envs.vector``); one env step is one
+  learner decision, the learner's seat is drawn per game, and the module reads the legal mask
+  from the observation. ``--no-vector-env`` runs it as before on the PettingZoo path instead (the
+  bot as an RLlib module it does not train, ``agents.rllib_modules.BotModule``).
+* ``self-play``: the PettingZoo ``ParallelEnv`` (``spit_env.parallel_env``) through RLlib's own
+  adapter, ``ParallelPettingZooEnv``: both seats are agents, act at every decision epoch (one env
+  step) and map to one module ``learner``, trained on both seats' moves.
 
 ``--address``: none starts a local Ray in this process, on 127.0.0.1 only, and stops it at the
 end; ``auto`` joins the cluster started with ``ray start`` on this machine; ``HOST:PORT`` a head
 node. A wrong or closed address fails within ``--connect-timeout`` seconds with nothing left
-running. Each env runner is a Ray actor of one CPU stepping ``--num-envs-per-runner`` games;
-the learner runs in this process.
+running. Each env runner is a Ray actor of one CPU stepping ``--num-envs-per-runner`` games (by
+default 64 in one vector env with ``--mode bot``, 8 env objects otherwise); the learner runs in
+this process.
 
 The run folder (``--out``) receives ``checkpoint/`` (the final algorithm checkpoint: the trained
-module is ``checkpoint/learner_group/learner/rl_module/learner``), ``checkpoints/iter_NNNN/`` every
+module is ``checkpoint/learner_group/learner/rl_module/<id>``, ``default_policy`` for a bot run on
+the vector env, ``learner`` otherwise), ``checkpoints/iter_NNNN/`` every
 ``--checkpoint-every`` iterations, and ``metrics.json`` (the arguments, one record per iteration,
 the speed and the final evaluation), rewritten after every iteration. The trained policy plays
 anywhere a bot does: ``agents.make("rllib", path="<out>/checkpoint")``, or the folder's path in
@@ -42,16 +46,17 @@ import json
 import os
 import sys
 import time
-import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
 __all__ = ["Args", "main", "train", "build_config", "ArgumentError"]
 
-LEARNER = "learner"
+LEARNER = "learner"  # agents.rllib_modules.LEARNER, the trained module's id (multi-agent)
 BOT = "bot"
-ENV_NAME = "spit_parallel_v0"
+SINGLE = "default_policy"  # agents.rllib.SINGLE_AGENT_MODULE, the trained module's id (vector env)
+#: Games per env runner by default: the vector env's num_envs, the PettingZoo path's env objects.
+VECTOR_ENVS, PETTINGZOO_ENVS = 64, 8
 
 
 @dataclass
@@ -63,6 +68,9 @@ class Args:
     which RLlib runs but does not train; "self-play" = one shared policy in both seats."""
     opponent: str = "greedy"
     """The bot of --mode bot: a registered policy name (random, greedy, chain, racer)."""
+    vector_env: bool = True
+    """--mode bot on Spit-v0's native vector env (one batched core per env runner, the bot
+    inside it); --no-vector-env: on the PettingZoo path, the bot as an untrained RLlib module."""
     iterations: int = 100
     """Training iterations (each samples --train-batch-size env steps, then updates)."""
     seed: int = 0
@@ -74,8 +82,10 @@ class Args:
     cluster started with `ray start` on this machine; HOST:PORT = a head node's address."""
     num_env_runners: int = 2
     """Env runners (Ray actors of one CPU each) sampling in parallel; 0 = sample in this process."""
-    num_envs_per_runner: int = 8
-    """Games each env runner steps at once (one batched forward pass of the module for all)."""
+    num_envs_per_runner: int | None = None
+    """Games each env runner steps at once (one batched forward pass of the module for all);
+    None = 64 for --mode bot on the vector env (its num_envs: one batched core, so more games
+    cost little), 8 otherwise (one Python env object per game)."""
     num_cpus: int | None = None
     """CPUs of the local Ray (without --address); None = max(this machine's, env runners + 1)."""
     connect_timeout: float = 30.0
@@ -83,7 +93,8 @@ class Args:
     latency: str = "club"
     """Latency of both seats: a preset name (expert, club, novice) or whole ms."""
     train_batch_size: int = 4000
-    """Env steps sampled per iteration (an env step is one decision epoch of both players)."""
+    """Env steps sampled per iteration (an env step is one learner decision with --mode bot on
+    the vector env, one decision epoch of both players otherwise)."""
     minibatch_size: int = 500
     """Minibatch size of the PPO update, in agent steps."""
     num_epochs: int = 4
@@ -142,8 +153,10 @@ def validate(args: Args) -> None:
     from spit_env.latency import Latency
     from spit_env.policy import parse_profile, registered_policies
 
-    for name in ("iterations", "num_envs_per_runner", "train_batch_size", "minibatch_size",
-                 "num_epochs", "torch_threads"):
+    if args.num_envs_per_runner is not None and args.num_envs_per_runner < 1:
+        raise ArgumentError(f"--num-envs-per-runner must be >= 1, got {args.num_envs_per_runner}")
+    for name in ("iterations", "train_batch_size", "minibatch_size", "num_epochs",
+                 "torch_threads"):
         if getattr(args, name) < 1:
             raise ArgumentError(f"{_flag(name)} must be >= 1, got {getattr(args, name)}")
     for name in ("num_env_runners", "checkpoint_every", "eval_games", "seed", "eval_seed"):
@@ -196,34 +209,6 @@ def validate(args: Args) -> None:
         raise ArgumentError(f"--json: {str(args.json)!r} is a folder, not a file")
 
 
-# --- RLlib pieces (module level, so that env runners on any node can unpickle them) -----------
-def make_env(env_config: dict):
-    """RLlib's env creator: the PettingZoo ParallelEnv of one game in RLlib's own adapter."""
-    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
-
-    import spit_env
-
-    return ParallelPettingZooEnv(spit_env.parallel_env(env_config.get("spit_config")))
-
-
-def learner_seat(episode) -> int:
-    """The learner's seat in an episode (bot mode): 0 or 1, a hash of the episode's id.
-
-    Both seats' mappings agree, and the learner plays each seat in about half the games.
-    """
-    return zlib.crc32(str(episode.id_).encode()) & 1
-
-
-def map_learner_vs_bot(agent_id, episode, **kwargs) -> str:
-    """Policy mapping of --mode bot: "learner" in the episode's learner seat, "bot" in the other."""
-    return LEARNER if agent_id == f"player_{learner_seat(episode)}" else BOT
-
-
-def map_self_play(agent_id, episode, **kwargs) -> str:
-    """Policy mapping of --mode self-play: both seats play (and train) the one "learner"."""
-    return LEARNER
-
-
 def build_config(args: Args, spit_config):
     """The PPOConfig of a run (new API stack, multi-agent, masked module).
 
@@ -233,40 +218,55 @@ def build_config(args: Args, spit_config):
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.tune.registry import register_env
 
     import spit_env
-    from agents.rllib_modules import BotModule, MaskedPPOModule
+    from agents.rllib_modules import (
+        BotModule,
+        MaskedPPOModule,
+        SpitMultiAgentEnv,
+        map_learner_vs_bot,
+        map_self_play,
+    )
 
-    register_env(ENV_NAME, make_env)
-    probe = spit_env.parallel_env(spit_config)
-    obs_space, act_space = probe.observation_space("player_0"), probe.action_space("player_0")
+    # Every name the config holds is importable (no register_env): a checkpoint restores in a
+    # fresh process with Algorithm.from_checkpoint alone ("spit_env:Spit-v0" imports spit_env).
     model = {"fcnet_hiddens": list(args.hiddens), "fcnet_activation": "tanh",
              "head_fcnet_hiddens": [], "vf_share_layers": False,
-             "mask_wait": args.mask_wait, "obs_mask": args.obs_mask}
+             "mask_wait": args.mask_wait, "obs_mask": args.obs_mask,
+             "auto_flip": spit_config.auto_flip, "wrap_ranks": spit_config.wrap_ranks}
+    config = PPOConfig().training(
+        train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
+        num_epochs=args.num_epochs, lr=args.lr, gamma=args.gamma, lambda_=args.gae_lambda,
+        entropy_coeff=args.entropy_coeff).debugging(seed=args.seed)
+    vector = args.mode == "bot" and args.vector_env
+    envs = args.num_envs_per_runner or (VECTOR_ENVS if vector else PETTINGZOO_ENVS)
+    runners = dict(num_env_runners=args.num_env_runners, num_envs_per_env_runner=envs,
+                   rollout_fragment_length="auto", num_cpus_per_env_runner=1)
+    if vector:
+        return (
+            config.environment(f"spit_env:{spit_env.GYM_ID}",
+                               env_config={"opponent": args.opponent, "config": spit_config})
+            .env_runners(gym_env_vectorize_mode="vector_entry_point", **runners)
+            .rl_module(rl_module_spec=RLModuleSpec(module_class=MaskedPPOModule,
+                                                   model_config=model))
+        )
+    probe = spit_env.parallel_env(spit_config)
+    obs_space, act_space = probe.observation_space("player_0"), probe.action_space("player_0")
     specs = {LEARNER: RLModuleSpec(module_class=MaskedPPOModule, observation_space=obs_space,
                                    action_space=act_space, model_config=model)}
     if args.mode == "bot":
         specs[BOT] = RLModuleSpec(
             module_class=BotModule, observation_space=obs_space, action_space=act_space,
-            model_config={"bot": args.opponent, "latency": spit_config.latency[0],
-                          "seed": args.seed})
+            model_config={"bot": args.opponent, "latency": args.latency, "seed": args.seed})
         mapping = map_learner_vs_bot
     else:
         mapping = map_self_play
     return (
-        PPOConfig()
-        .environment(ENV_NAME, env_config={"spit_config": spit_config})
-        .env_runners(num_env_runners=args.num_env_runners,
-                     num_envs_per_env_runner=args.num_envs_per_runner,
-                     rollout_fragment_length="auto", num_cpus_per_env_runner=1)
+        config.environment(SpitMultiAgentEnv, env_config={"latency": args.latency})
+        .env_runners(**runners)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping,
                      policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(train_batch_size_per_learner=args.train_batch_size,
-                  minibatch_size=args.minibatch_size, num_epochs=args.num_epochs, lr=args.lr,
-                  gamma=args.gamma, lambda_=args.gae_lambda, entropy_coeff=args.entropy_coeff)
-        .debugging(seed=args.seed)
     )
 
 
@@ -283,16 +283,19 @@ def iteration_record(result: dict, seconds: float) -> dict:
     runners = result.get("env_runners", {})
     timers = result.get("timers", {})
     returns = runners.get("module_episode_returns_mean", {}) or {}
+    module_steps = runners.get("num_module_steps_sampled_lifetime") or {}
+    trained = LEARNER if LEARNER in module_steps or LEARNER in returns else SINGLE
     return {
         "iteration": int(result.get("training_iteration", 0)),
         "env_steps": int(_number(result.get("num_env_steps_sampled_lifetime")) or 0),
         "agent_steps": int(sum(_number(v) or 0 for v in
                                (runners.get("num_agent_steps_sampled_lifetime") or {}).values())),
-        "learner_steps": int(_number((runners.get("num_module_steps_sampled_lifetime") or {})
-                                     .get(LEARNER)) or 0),
+        "learner_steps": int(_number(module_steps.get(trained)) or 0),
         "episodes": int(_number(runners.get("num_episodes_lifetime")) or 0),
         "episode_len_mean": _number(runners.get("episode_len_mean")),
-        "learner_return_mean": _number(returns.get(LEARNER)),
+        # single-agent (the vector env): the episode's return is the learner's
+        "learner_return_mean": _number(returns.get(trained, runners.get("episode_return_mean"))
+                                       if trained == SINGLE else returns.get(trained)),
         "seconds": round(seconds, 3),
         "iteration_seconds": round(float(result.get("time_this_iter_s", 0.0)), 3),
         # RLlib's smoothed timers of the iteration's two phases
@@ -401,11 +404,15 @@ def train(args: Args) -> dict:
             "env_steps": last["env_steps"],
             "agent_steps": last["agent_steps"],
             "learner_steps": last["learner_steps"],
+            "episodes": last["episodes"],
             "env_steps_per_second": round(last["env_steps"] / train_seconds, 1),
             "learner_steps_per_second": round(last["learner_steps"] / train_seconds, 1),
-            "note": "env step = one decision epoch of both players; learner steps = the "
-                    "learner's own decisions (forced WAITs included); wall time of sampling and "
-                    "learning together, on a shared machine",
+            "episodes_per_second": round(last["episodes"] / train_seconds, 2),
+            "note": ("env step = one learner decision (the vector env of Spit-v0)"
+                     if args.mode == "bot" and args.vector_env else
+                     "env step = one decision epoch of both players; learner steps = the "
+                     "learner's own decisions (forced WAITs included)")
+                    + "; wall time of sampling and learning together, on a shared machine",
         }
         _write(out / "metrics.json", metrics)
         if args.eval_games:

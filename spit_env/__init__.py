@@ -9,6 +9,9 @@ Entry points:
   ``spit_env.env(...)``: the AEC version. No auto-reset.
 * ``gymnasium.make("Spit-v0", opponent="greedy", ...)`` (registered on import) or
   ``spit_env.SpitGymEnv``: one learner against an opponent policy. No auto-reset.
+* ``gymnasium.make_vec("Spit-v0", num_envs=N, vectorization_mode="vector_entry_point")`` or
+  ``spit_env.SpitVectorEnv``: a Gymnasium VectorEnv over N games of the batched core, the masks in
+  ``infos["action_mask"]``, next-step auto-reset (``spit_env.envs.vector``).
 * ``spit_env.SpitVecEnv(num_envs, opponent="greedy", ...)``: a stable-baselines3 VecEnv over B
   games of the batched core, same-step auto-reset (imported lazily: it needs stable-baselines3).
 * ``spit_env.policy``: the Policy protocol, the policy registry (bots are plug-ins declared in the
@@ -25,6 +28,7 @@ import gymnasium
 from .config import SpitConfig
 from .envs.gym import SpitGymEnv
 from .envs.parallel import SpitAECEnv, SpitParallelEnv, env, parallel_env
+from .envs.vector import SpitVectorEnv
 from .latency import Latency
 from .observation import ObservationView, read_observation
 from .policy import Policy, make_policy, parse_profile, register_policy, registered_policies
@@ -39,6 +43,7 @@ __all__ = [
     "SpitAECEnv",
     "SpitGymEnv",
     "SpitVecEnv",
+    "SpitVectorEnv",
     "Policy",
     "make_policy",
     "register_policy",
@@ -54,7 +59,8 @@ __all__ = [
 GYM_ID = "Spit-v0"
 
 if GYM_ID not in gymnasium.registry:
-    gymnasium.register(id=GYM_ID, entry_point="spit_env.envs.gym:SpitGymEnv")
+    gymnasium.register(id=GYM_ID, entry_point="spit_env.envs.gym:SpitGymEnv",
+                       vector_entry_point="spit_env.envs.vector:SpitVectorEnv")
 
 
 def __getattr__(name: str):

@@ -174,6 +174,32 @@ def check_action(action) -> int:
     return int(action)
 
 
+def check_actions(actions, num_envs: int) -> np.ndarray:
+    """``actions`` as a new (num_envs,) int64 array of action ids 0-22 (the batched views' check).
+
+    Args:
+        actions: (num_envs,) or (num_envs, 1) integers.
+        num_envs: the batch size.
+
+    Raises:
+        ValueError: another shape or dtype, or an id outside 0-22 (naming its index).
+    """
+    a = np.asarray(actions)
+    if a.shape == (num_envs, 1):
+        a = a[:, 0]
+    if a.shape != (num_envs,) or a.dtype.kind not in "iu":
+        raise ValueError(
+            f"actions must be ({num_envs},) integer action ids 0-{N_ACTIONS - 1}, got shape "
+            f"{a.shape} dtype {a.dtype}"
+        )
+    bad = np.flatnonzero((a < 0) | (a >= N_ACTIONS))
+    if bad.size:
+        raise ValueError(
+            f"actions must be action ids 0-{N_ACTIONS - 1}, got actions[{bad[0]}] = {a[bad[0]]}"
+        )
+    return a.astype(np.int64)
+
+
 def check_legal(name: str, action: int, mask) -> int:
     """``action`` (an id 0-22) if the seat's legal moves ``mask`` ((23,) bool or 0/1) allow it.
 

@@ -103,7 +103,34 @@ def test_masked_module_never_offers_an_illegal_move(spaces, mask_wait):
             assert np.allclose(probs[allowed.any(1)].sum(1), 1, atol=1e-5)
         values = module.compute_values(_batch(obs, masks))
     assert values.shape == (30,)
-    assert module.spit_options == {"mask_wait": mask_wait, "obs_mask": True}
+    assert module.spit_options == {"mask_wait": mask_wait, "obs_mask": True, "auto_flip": True,
+                                   "wrap_ranks": True}
+
+
+@pytest.mark.parametrize("mask_wait", [True, False])
+def test_a_module_of_the_box_space_reads_the_mask_from_real_observations(spaces, mask_wait):
+    import torch
+
+    from agents.rllib_modules import MaskedPPOModule
+    from spit_env import SpitVecEnv
+
+    venv = SpitVecEnv(num_envs=16, opponent="greedy", seed=3)
+    module = MaskedPPOModule(observation_space=venv.observation_space, action_space=spaces[1],
+                             model_config={"fcnet_hiddens": [16], "mask_wait": mask_wait})
+    assert module.reads_mask and module.observation_space == venv.observation_space
+    obs, rng = venv.reset(), np.random.default_rng(0)
+    for _ in range(30):
+        masks = venv.action_masks()
+        allowed = masks.copy()
+        if mask_wait:
+            allowed[:, WAIT] &= ~masks[:, 1:].any(axis=1)
+        with torch.no_grad():
+            for forward in (module.forward_inference, module.forward_train):
+                logits = forward({"obs": torch.as_tensor(obs)})["action_dist_inputs"].numpy()
+                assert (logits[~allowed] < -1e30).all() and (logits[allowed] > -1e30).all()
+        obs, *_ = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+    with pytest.raises(ValueError, match="observations must be"):
+        module.forward_inference(_batch(obs, masks))
 
 
 def test_mask_input_option_changes_the_network_input(spaces):
@@ -122,9 +149,11 @@ def test_modules_refuse_a_space_that_is_not_spits(spaces):
     from agents.rllib_modules import BotModule, MaskedPPOModule
 
     flat = gym.spaces.Box(0, 1, (OBS_DIM,), np.float32)
-    for cls in (MaskedPPOModule, BotModule):
+    with pytest.raises(ValueError, match="observation_space"):
+        BotModule(observation_space=flat, action_space=spaces[1], model_config={})
+    for space in (gym.spaces.Box(0, 1, (OBS_DIM - 1,), np.float32), gym.spaces.Discrete(3)):
         with pytest.raises(ValueError, match="observation_space"):
-            cls(observation_space=flat, action_space=spaces[1], model_config={})
+            MaskedPPOModule(observation_space=space, action_space=spaces[1], model_config={})
 
 
 def test_bot_module_plays_the_registered_bot(spaces):
@@ -148,7 +177,7 @@ def test_bot_module_plays_the_registered_bot(spaces):
 
 
 def test_policy_mapping_puts_the_learner_in_one_seat_per_game():
-    from experiments.train_rllib import map_learner_vs_bot, map_self_play
+    from agents.rllib_modules import map_learner_vs_bot, map_self_play
 
     class Episode:
         def __init__(self, i):
@@ -184,17 +213,19 @@ def test_training_writes_checkpoints_and_metrics(bot_run):
     its = metrics["iterations"]
     assert [r["iteration"] for r in its] == [1, 2]
     assert its[-1]["env_steps"] >= 600 and its[-1]["episodes"] >= 0
-    # bot mode: the learner is one of the two agents of every env step
-    assert its[-1]["learner_steps"] == its[-1]["env_steps"]
-    assert its[-1]["agent_steps"] == 2 * its[-1]["env_steps"]
+    # bot mode on the vector env of Spit-v0: every env step is one learner decision
+    assert its[-1]["learner_steps"] == its[-1]["agent_steps"] == its[-1]["env_steps"]
     assert metrics["speed"]["env_steps_per_second"] > 0
+    assert "one learner decision" in metrics["speed"]["note"]
+    if its[-1]["episodes"]:
+        assert -1 <= its[-1]["learner_return_mean"] <= 1
     assert metrics["ray"]["address"] == "local" and metrics["ray"]["cpus"] == 2
     final = metrics["final"]
     assert set(final["results"]) == {"greedy"}
     for r in final["results"].values():
         assert r["games"] == 4 and r["wins_a"] + r["wins_b"] + r["draws"] == 4
     modules = bot_run / "checkpoint" / "learner_group" / "learner" / "rl_module"
-    assert {p.name for p in modules.iterdir() if p.is_dir()} == {"learner", "bot"}
+    assert {p.name for p in modules.iterdir() if p.is_dir()} == {"default_policy"}
     assert (bot_run / "checkpoints" / "iter_0001" / "rllib_checkpoint.json").is_file()
 
 
@@ -205,9 +236,16 @@ def test_trained_policy_plays_through_the_registry(bot_run):
 
     policy = make("rllib", path=bot_run)  # the run folder: its checkpoint/
     assert isinstance(policy, RLlibPolicy) and policy.options["mask_wait"] is True
+    from spit_env import SpitVecEnv
+
+    # a module of the vector env reads the mask from the observation: real observations
     rng = np.random.default_rng(0)
-    obs = rng.random((12, OBS_DIM), dtype=np.float32)
-    masks = _masks(rng, 12)
+    venv = SpitVecEnv(num_envs=12, opponent="random", seed=4)
+    venv.reset()
+    for _ in range(20):
+        obs, *_ = venv.step(np.array([rng.choice(np.flatnonzero(m))
+                                      for m in venv.action_masks()]))
+    masks = venv.action_masks()
     # the final and an earlier checkpoint; sampling as well as the argmax
     for p in (policy, make("rllib", path=bot_run / "checkpoints" / "iter_0001",
                            deterministic=False)):
@@ -230,10 +268,80 @@ def test_loader_names_what_is_wrong(bot_run, tmp_path):
         make("rllib", path=tmp_path / "nowhere")
     with pytest.raises(ValueError, match="not an RLlib checkpoint"):
         make("rllib", path=tmp_path)
-    with pytest.raises(ValueError, match=r"'nobody' is not in the checkpoint.*\['bot', 'learner'\]"):
+    with pytest.raises(ValueError, match=r"'nobody' is not in the checkpoint.*\['default_policy'\]"):
         make("rllib", path=bot_run, module_id="nobody")
     with pytest.raises(ValueError, match="exactly one of"):
         make("rllib")
+
+
+#: Run in a new process: restore algorithm checkpoints with nothing registered (``spit_env``
+#: imported first, as the docs say), give the learner's logits and train one more iteration.
+RESTORE_ALGORITHM = """
+import json, os, sys
+import numpy as np
+import spit_env
+import ray
+from ray.rllib.algorithms.algorithm import Algorithm
+import torch
+
+ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+         logging_level="ERROR")
+out = {}
+for path in sys.argv[2:]:
+    algo = Algorithm.from_checkpoint(path)
+    module = algo.get_module("learner") or algo.get_module("default_policy")
+    env = spit_env.SpitVecEnv(num_envs=6, opponent="greedy", seed=9)
+    obs, masks = env.reset(), env.action_masks()
+    batch = {"obs": torch.as_tensor(obs) if module.reads_mask else
+             {"observation": torch.as_tensor(obs),
+              "action_mask": torch.as_tensor(masks.astype(np.float32))}}
+    with torch.no_grad():
+        logits = module.forward_inference(batch)["action_dist_inputs"].numpy()
+    result = algo.train()
+    out[path] = {"logits": logits.tolist(), "options": module.spit_options,
+                 "hiddens": module.model_config["fcnet_hiddens"],
+                 "iteration": int(result["training_iteration"])}
+    algo.stop()
+ray.shutdown()
+json.dump(out, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_run_without_the_mask_input_evaluates_and_both_runs_restore_in_a_new_process(
+        bot_run, tmp_path):
+    from agents import make
+    from spit_env import SpitVecEnv
+
+    plain = tmp_path / "plain"  # and on the PettingZoo path, the bot as an RLlib module
+    proc = _run("experiments.train_rllib", "--no-vector-env", "--iterations", "1",
+                "--num-env-runners", "0", "--num-cpus", "1", "--eval-games", "2",
+                "--eval-opponents", "random", "--checkpoint-every", "0", "--no-obs-mask",
+                "--no-mask-wait", "--out", str(plain), *TINY)
+    assert proc.returncode == 0, proc.stderr[-4000:]  # its final evaluation plays the module
+    metrics = json.loads((plain / "metrics.json").read_text())
+    assert metrics["final"]["results"]["random"]["games"] == 4
+    last = metrics["iterations"][-1]  # the learner is one of the two agents of every env step
+    assert last["learner_steps"] == last["env_steps"] and last["agent_steps"] == 2 * last[
+        "env_steps"]
+    modules = plain / "checkpoint" / "learner_group" / "learner" / "rl_module"
+    assert {p.name for p in modules.iterdir() if p.is_dir()} == {"learner", "bot"}
+    out = tmp_path / "restored.json"
+    env = dict(_env(), RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")  # Ray stays on 127.0.0.1
+    checkpoints = [str(bot_run / "checkpoint"), str(plain / "checkpoint")]
+    proc = subprocess.run([sys.executable, "-c", RESTORE_ALGORITHM, str(out), *checkpoints],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    restored = json.loads(out.read_text())
+    venv = SpitVecEnv(num_envs=6, opponent="greedy", seed=9)
+    obs, masks = venv.reset(), venv.action_masks()
+    for path, options in zip(checkpoints, ({"mask_wait": True, "obs_mask": True},
+                                           {"mask_wait": False, "obs_mask": False}), strict=True):
+        got = restored[path]
+        assert {k: got["options"][k] for k in options} == options
+        assert got["hiddens"] == [32, 32]
+        assert got["iteration"] >= 2, "the restored algorithm did not train on"
+        policy = make("rllib", path=path)
+        np.testing.assert_allclose(np.array(got["logits"]), policy.logits(obs, masks), atol=1e-6)
 
 
 def test_self_play_trains_one_shared_policy(tmp_path):

@@ -47,6 +47,9 @@ CHECKS = {
         obs, masks = venv.reset(), venv.action_masks()
         actions = policy(obs, masks, np.random.default_rng(0))
         assert actions.shape == (venv.num_envs,) and masks[np.arange(venv.num_envs), actions].all()
+        assert -1 <= mean <= 1 and std >= 0
+        moves, _ = shipped.predict(obs, action_masks=masks, deterministic=True)
+        assert masks[np.arange(venv.num_envs), moves].all()
     """),
     "own_bot": ("def digger(", ("scipy",), """
         import agents
@@ -66,7 +69,8 @@ CHECKS = {
 #: snippet id -> {text in the snippet: the text it runs with}
 SHRINK = {
     "sb3": {"num_envs=256": "num_envs=16", "n_steps=64": "n_steps=16",
-            "total_timesteps=100_000": "total_timesteps=256"},
+            "total_timesteps=100_000": "total_timesteps=256",
+            "n_eval_episodes=256": "n_eval_episodes=4"},
     # one deal per pairing, in short games (a game truncated at 20 s of game time is a draw)
     "own_bot": {'"racer"], 200)': '"racer"], 1, config=spit_env.SpitConfig(max_game_ms=20_000))'},
 }

@@ -124,36 +124,102 @@ def test_a_wheel_carries_the_shipped_model(tmp_path):
 
 def test_ship_model_writes_a_small_file_that_plays_the_same(tmp_path):
     import torch
-    from sb3_contrib import MaskablePPO
 
     from agents.ppo import PPOPolicy, load_model
+    from agents.ppo_model import PORTABLE_MODULES, new_model, pickled_names
     from experiments.ppo.envs import make_training_env
     from experiments.ship_model import main
-    from spit_env.rules import N_ACTIONS, OBS_DIM
 
     torch.set_num_threads(1)
     _, _, env = make_training_env(
         num_envs=4, groups=1, opponent="greedy", seed=0, learner_seat="random", reward="round",
-        episode="game", shaping=0.0, skip_forced_waits=True, truncation_reward=0.0,
-        mask_wait=True, obs_mask=True)
-    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=32, seed=0, device="cpu",
-                        policy_kwargs=dict(net_arch=dict(pi=[64, 64], vf=[64, 64])))
-    model.spit_options = {"mask_wait": True, "obs_mask": True}
+        episode="game", shaping=0.0, skip_forced_waits=True, truncation_reward=0.0)
+    model = new_model(env, net_arch=(64, 64), options={"racer_features": False}, n_steps=8,
+                      batch_size=32, seed=0, device="cpu")
     model.learn(64)  # a rollout: _last_obs and Adam's moments now exist
-    model.save(tmp_path / "model.zip")
+    model.save(tmp_path / "model.zip")  # SB3's own save: pickled NumPy objects in it
     env.close()
+    assert any("numpy" in n for names in pickled_names(tmp_path / "model.zip").values()
+               for n in names)
 
     assert main([str(tmp_path / "model.zip"), "--out", str(tmp_path / "small.zip")]) == 0
     assert (tmp_path / "small.zip").stat().st_size < 0.5 * (tmp_path / "model.zip").stat().st_size
+    for names in pickled_names(tmp_path / "small.zip").values():
+        assert all(n.startswith(PORTABLE_MODULES) for n in names), names
     small = load_model(tmp_path / "small.zip")
-    assert small.spit_options == {"mask_wait": True, "obs_mask": True}
+    assert small.policy.spit_options == model.policy.spit_options
+    assert small.policy.spit_options["obs_mask"] and not small.policy.spit_options[
+        "racer_features"]
     assert not small.policy.optimizer.state_dict()["state"], "Adam's moments were shipped"
     for k, v in model.policy.state_dict().items():  # float16 rounding only
         torch.testing.assert_close(small.policy.state_dict()[k], v, rtol=1e-3, atol=1e-3)
     rng = np.random.default_rng(1)
-    obs = rng.random((256, OBS_DIM), dtype=np.float32)
-    masks = rng.random((256, N_ACTIONS)) < 0.4
+    obs = game_observations(256, seed=1)
+    masks = rng.random((256, 23)) < 0.4
     masks[:, 0] = True
     same = PPOPolicy(model)(obs, masks, rng) == PPOPolicy(small)(obs, masks, rng)
     assert same.mean() > 0.95
     assert main([str(tmp_path / "missing.zip"), "--out", str(tmp_path / "x.zip")]) == 2
+
+
+def _legacy_model(tmp_path, options):
+    """A model file as train_ppo wrote them before the model computed its own input: SB3's
+    MlpPolicy on model_input's (D + 23 + 40,) floats, the options in ``spit_options``."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import input_size
+    from experiments.sb3_ceiling import ReplayVecEnv
+
+    k = input_size(options)
+    rng = np.random.default_rng(0)
+    env = ReplayVecEnv(rng.random((4, 2, k), dtype=np.float32), np.ones((4, 2, 23), bool),
+                       np.zeros((4, 2), np.float32), np.zeros((4, 2), bool))
+    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, seed=0, device="cpu",
+                        policy_kwargs=dict(net_arch=dict(pi=[32, 32], vf=[32, 32])))
+    model.learn(16)
+    model.spit_options = dict(options)
+    model.save(tmp_path / "legacy.zip")
+    return model
+
+
+@pytest.mark.parametrize("options", [
+    {"mask_wait": True, "obs_mask": True, "racer_features": True},
+    {"mask_wait": False, "obs_mask": True, "racer_features": False},
+    {"mask_wait": True, "obs_mask": False, "racer_features": False},
+])
+def test_ship_model_converts_the_older_format_to_the_same_moves(tmp_path, options):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import LegacyModelError, PPOPolicy, load_model, model_input
+    from experiments.ship_model import main
+    from spit_env import SpitVecEnv
+
+    torch.set_num_threads(1)
+    legacy = _legacy_model(tmp_path, options)
+    with pytest.raises(LegacyModelError, match="ship_model"):
+        load_model(tmp_path / "legacy.zip")
+    with pytest.raises(LegacyModelError, match="ship_model"):
+        PPOPolicy(legacy)
+    assert main([str(tmp_path / "legacy.zip"), "--out", str(tmp_path / "new.zip"),
+                 "--no-half"]) == 0
+    new = MaskablePPO.load(tmp_path / "new.zip", device="cpu")
+    assert new.policy.spit_options == {**options, "auto_flip": True, "wrap_ranks": True}
+    assert new.num_timesteps == legacy.num_timesteps
+    for k, v in legacy.policy.state_dict().items():
+        assert torch.equal(new.policy.state_dict()[k], v), k
+    # the older route (model_input outside, the legacy network) against the new model, on games
+    venv = SpitVecEnv(num_envs=64, opponent="greedy", seed=2)
+    obs = venv.reset()
+    for _ in range(80):
+        masks = venv.action_masks()
+        inputs, playing = model_input(obs, masks, options)
+        with torch.no_grad():
+            old = legacy.policy.get_distribution(torch.as_tensor(inputs), playing)
+            now = new.policy.get_distribution(torch.as_tensor(obs), masks)
+        np.testing.assert_allclose(now.distribution.logits.numpy(),
+                                   old.distribution.logits.numpy(), atol=1e-6)
+        actions, _ = new.predict(obs, action_masks=masks, deterministic=True)
+        assert (actions == np.where(playing, old.distribution.logits.numpy(), -np.inf)
+                .argmax(1)).all()
+        obs, _, _, _ = venv.step(actions)

@@ -3,8 +3,8 @@
 It trains for a couple of thousand steps after a tiny behaviour-cloning warm start, checks the
 run folder, loads the model through ``agents.make("ppo", path=...)`` and plays it in a small
 duplicate-deal match, resumes from a checkpoint (the step count goes on), trains a model without
-the mask in its input (the older format) and plays it, and checks that a bad argument fails with
-a clear message. In-process tests check the observation-with-mask env and the warm start's fit.
+the mask in its input and plays it, and checks that a bad argument fails with a clear message.
+In-process tests check the model's input computed inside its policy and the warm start's fit.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_trained_model_plays_through_the_registry(run_dir):
     policy = make_policy("ppo", path=run_dir / "model.zip")
     rng = np.random.default_rng(0)
     obs = game_observations(5)
-    with pytest.raises(ValueError, match="racer_features"):  # random floats are no observations
+    with pytest.raises(ValueError, match="Spit environment's"):  # random floats are no obs
         policy(rng.random((5, OBS_DIM), dtype=np.float32), np.ones((5, 23), bool), rng)
     masks = np.zeros((5, 23), bool)
     masks[:, 0] = True
@@ -91,8 +91,7 @@ def test_trained_model_plays_through_the_registry(run_dir):
     assert actions.shape == (5,) and actions.dtype == np.int64
     assert masks[np.arange(5), actions].all(), "the policy chose a masked action"
     assert policy.options["obs_mask"] is True and policy.options["racer_features"] is True
-    with pytest.raises(ValueError, match="action_masks"):
-        policy.logits(obs)
+    assert policy.logits(obs).shape == (5, 23)  # the model reads its mask from the observation
     sampling = make_policy("ppo", path=run_dir / "model.zip", deterministic=False)
     assert masks[np.arange(5), sampling(obs, masks, rng)].all()
 
@@ -115,6 +114,32 @@ def test_resume_continues_counting(run_dir, tmp_path):
     assert result["config"]["resumed_from_timesteps"] == start
     assert result["config"]["behaviour_cloning"] is None, "a resumed run was warm-started again"
     assert result["final"]["timesteps"] >= start + 1024
+
+
+def test_every_model_file_of_a_run_is_portable(run_dir):
+    import zipfile
+
+    import torch
+
+    from agents.ppo_model import PORTABLE_MODULES, pickled_names
+
+    files = [run_dir / "model.zip", *sorted((run_dir / "checkpoints").glob("*.zip"))]
+    for path in files:
+        for entry, names in pickled_names(path).items():
+            assert names and all(n.startswith(PORTABLE_MODULES) for n in names), (path, entry)
+        with zipfile.ZipFile(path) as z:
+            for name in ("policy.pth", "policy.optimizer.pth", "pytorch_variables.pth"):
+                import io
+
+                torch.load(io.BytesIO(z.read(name)), weights_only=True)
+            data = json.loads(z.read("data"))
+            assert data["policy_kwargs"]["racer_features"] is True
+            # the last rollout's observations are left out: a resumed run resets its games
+            assert "_last_obs" not in data and "ep_info_buffer" not in data
+    import agents.ppo as ppo
+
+    model = ppo.load_model(files[-1])
+    assert model.policy.optimizer.state_dict()["state"], "a checkpoint lost Adam's state"
 
 
 PROGRESS_LINE = re.compile(
@@ -199,7 +224,8 @@ def test_model_without_mask_input_still_plays(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     policy = make_policy("ppo", path=tmp_path / "model.zip")
     assert not policy.options.get("obs_mask")
-    assert policy.logits(np.zeros((2, OBS_DIM), np.float32)).shape == (2, 23)
+    assert policy.logits(game_observations(2)).shape == (2, 23)
+    assert policy._actor[0].features_dim == OBS_DIM
     me = Player("ppo", "ppo", None, {"path": tmp_path / "model.zip"})
     res = play_pairing(me, "random", 2, config=SpitConfig(max_game_ms=60_000), seed=1)
     assert res.games == 4
@@ -210,72 +236,86 @@ def _training_env(num_envs, seed, opponent, **options):
 
     kw = dict(num_envs=num_envs, groups=1, opponent=opponent, seed=seed, learner_seat="random",
               reward="round", episode="game", shaping=0.0, skip_forced_waits=True,
-              truncation_reward=-1.0, mask_wait=True, obs_mask=True)
+              truncation_reward=-1.0)
     return make_training_env(**{**kw, **options})
 
 
-def test_observation_carries_the_learners_mask():
+def _model(env, **options):
+    from agents.ppo_model import new_model
+
+    return new_model(env, net_arch=(16,), options=options, n_steps=8, batch_size=32, seed=0,
+                     device="cpu")
+
+
+def test_the_model_reads_the_plain_observation_and_computes_its_input():
+    import torch
     from sb3_contrib.common.maskable.utils import get_action_masks
 
+    from agents.ppo import mask_idle_wait
     from spit_env.policy import uniform_legal_actions
     from spit_env.rules import OBS_DIM
 
     _, _, env = _training_env(6, 3, "greedy")
-    assert env.observation_space.shape == (OBS_DIM + 23,)
+    assert env.observation_space.shape == (OBS_DIM,)  # the env as it is: no wrapper adds inputs
+    policy = _model(env, racer_features=False).policy
+    assert policy.features_dim == OBS_DIM + 23
     obs = env.reset()
     rng = np.random.default_rng(0)
     for _ in range(30):
-        masks = get_action_masks(env)  # what MaskablePPO calls, through every wrapper
-        assert obs.shape == (6, OBS_DIM + 23) and obs.dtype == np.float32
-        assert (obs[:, OBS_DIM:] == masks).all()
-        # --mask-wait (default): never WAIT beside another legal move
-        assert not (masks[:, 0] & masks[:, 1:].any(axis=1)).any()
-        actions = uniform_legal_actions(masks, rng)
-        obs, _, dones, infos = env.step(actions)
+        masks = get_action_masks(env)  # what MaskablePPO calls, through every wrapper: the env's
+        assert obs.shape == (6, OBS_DIM) and obs.dtype == np.float32
+        with torch.no_grad():
+            inputs = policy.extract_features(torch.as_tensor(obs)).numpy()
+            playing = policy.playing_masks(torch.as_tensor(obs), masks).numpy()
+        assert (inputs[:, :OBS_DIM] == obs).all()
+        assert (inputs[:, OBS_DIM:] == mask_idle_wait(masks)).all()  # the mask, after mask_wait
+        assert (playing == mask_idle_wait(masks)).all()
+        # --mask-wait (default): never WAIT beside another legal move, the mask given or not
+        actions, _ = policy.predict(obs, action_masks=masks)
+        assert playing[np.arange(6), actions].all()
+        assert playing[np.arange(6), policy.predict(obs)[0]].all()
+        obs, _, dones, infos = env.step(uniform_legal_actions(masks, rng))
         for i in np.flatnonzero(dones):
-            assert infos[i]["terminal_observation"].shape == (OBS_DIM + 23,)
+            assert infos[i]["terminal_observation"].shape == (OBS_DIM,)
     env.close()
 
 
 def test_racer_features_are_the_racers_reading():
+    import torch
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     from agents.heuristics import RacerBot
-    from agents.ppo import RACER_FEATURES, racer_features
+    from agents.ppo import RACER_FEATURES, mask_idle_wait, racer_features
     from spit_env.rules import ACTION_KIND, KIND_PLAY, OBS_DIM, PLAY_BASE
 
-    _, _, env = _training_env(32, 5, "racer", racer_features=True)
-    assert env.observation_space.shape == (OBS_DIM + 23 + RACER_FEATURES,)
+    _, _, env = _training_env(32, 5, "racer")
+    policy = _model(env).policy
+    assert policy.features_dim == OBS_DIM + 23 + RACER_FEATURES
     racer = RacerBot()
     obs = env.reset()
     rng = np.random.default_rng(2)
-    chosen_plays = ended = 0
+    chosen_plays = 0
     for _ in range(150):
         masks = get_action_masks(env)
-        plain, feats = obs[:, :OBS_DIM], obs[:, OBS_DIM + 23:]
-        assert (feats == racer_features(plain, masks)).all()
+        with torch.no_grad():
+            feats = policy.extract_features(torch.as_tensor(obs)).numpy()[:, OBS_DIM + 23:]
+        assert (feats == racer_features(obs, mask_idle_wait(masks))).all()
         assert feats.min() >= -1 and feats.max() <= 1
         per_play = feats.reshape(-1, 10, 4)
         allowed = masks[:, PLAY_BASE:PLAY_BASE + 10]
         assert (per_play[~allowed] == 0).all(), "a feature of a play the mask forbids"
-        actions = racer(plain, masks, rng)
+        actions = racer(obs, masks, rng)
         # the racer's chosen play is one of the best-scored legal plays by the features
         rows = np.flatnonzero(ACTION_KIND[actions] == KIND_PLAY)
         score = np.where(allowed, per_play[:, :, 2], -np.inf)
         assert (score[rows, actions[rows] - PLAY_BASE] == score[rows].max(axis=1)).all()
         chosen_plays += rows.size
-        obs, _, dones, infos = env.step(actions)
-        for i in np.flatnonzero(dones):
-            term = infos[i]["terminal_observation"]
-            assert term.shape == (OBS_DIM + 23 + RACER_FEATURES,) and not term[OBS_DIM:].any()
-            ended += 1
-    assert chosen_plays > 100 and ended > 0
+        obs, _, _, _ = env.step(actions)
+    assert chosen_plays > 100
     env.close()
 
 
 def test_racer_features_refuse_bad_input():
-    from sb3_contrib import MaskablePPO
-
     from agents.ppo import RACER_FEATURES, PPOPolicy, racer_features
 
     obs = game_observations(4)
@@ -287,18 +327,14 @@ def test_racer_features_refuse_bad_input():
                                       (obs, masks * 0.5, "bool")):
         with pytest.raises(ValueError, match=named):
             racer_features(bad_obs, bad_masks)
-    # a model whose input holds the features but not the mask still needs the mask to read
-    _, _, env = _training_env(4, 0, "greedy", obs_mask=False, racer_features=True)
-    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=32, seed=0, device="cpu",
-                        policy_kwargs=dict(net_arch=dict(pi=[16], vf=[16])))
-    model.spit_options = {"mask_wait": True, "obs_mask": False, "racer_features": True}
-    policy = PPOPolicy(model)
-    with pytest.raises(ValueError, match="action_masks"):
-        policy.logits(obs)
-    assert policy.logits(obs, masks).shape == (4, 23)
-    assert policy.logits(obs[:0], masks[:0]).shape == (0, 23)
-    with pytest.raises(ValueError, match="not its .policy"):
-        PPOPolicy(model.policy)
+    # a model with the features but not the mask in its input; its options are its policy's,
+    # so the bare policy plays as the model does
+    _, _, env = _training_env(4, 0, "greedy")
+    model = _model(env, obs_mask=False)
+    rng = np.random.default_rng(0)
+    assert (PPOPolicy(model)(obs, masks, rng) == PPOPolicy(model.policy)(obs, masks, rng)).all()
+    assert PPOPolicy(model.policy).logits(obs[:0]).shape == (0, 23)
+    assert PPOPolicy(model).options["obs_mask"] is False
     env.close()
 
 
@@ -317,7 +353,7 @@ def test_model_without_racer_features_plays(tmp_path):
     policy = make_policy("ppo", path=tmp_path / "model.zip")
     assert not policy.options["racer_features"] and policy.options["obs_mask"]
     assert input_size(policy.options) == OBS_DIM + 23
-    assert policy.logits(np.zeros((2, OBS_DIM), np.float32), np.ones((2, 23), bool)).shape == (2, 23)
+    assert policy.logits(game_observations(2)).shape == (2, 23)
     me = Player("ppo", "ppo", None, {"path": tmp_path / "model.zip"})
     res = play_pairing(me, "racer", 2, config=SpitConfig(max_game_ms=60_000), seed=1)
     assert res.games == 4
@@ -331,13 +367,20 @@ def test_behaviour_cloning_fits_the_teacher():
     from spit_env.policy import make_policy
 
     torch.set_num_threads(1)
+    from agents.ppo import input_options
+    from agents.ppo_model import new_model
+
     _, _, env = _training_env(16, 1, "random")
+    model = new_model(env, net_arch=(64,), n_steps=8, batch_size=64, seed=0, device="cpu")
     obs, masks, actions = collect_teacher_data(env, make_policy("greedy"), 2000,
-                                               np.random.default_rng(1))
+                                               np.random.default_rng(1), input_options(model))
     assert len(obs) == len(masks) == len(actions) >= 2000
     assert masks[np.arange(len(actions)), actions].all(), "a recorded move is not legal"
-    model = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, seed=0, device="cpu",
+    assert not (masks[:, 0] & masks[:, 1:].any(axis=1)).any(), "WAIT beside a move (mask_wait)"
+    plain = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, seed=0, device="cpu",
                         policy_kwargs=dict(net_arch=dict(pi=[64], vf=[64])))
+    assert behaviour_clone(plain, obs, masks, actions, steps=2, batch_size=64,
+                           learning_rate=1e-3, seed=0)["loss"] > 0  # any weightless extractor
     value_before = [p.detach().clone() for p in model.policy.mlp_extractor.value_net.parameters()]
     before = behaviour_clone(model, obs, masks, actions, steps=1, batch_size=256,
                              learning_rate=1e-3, seed=0)

@@ -6,9 +6,11 @@ From the inside out (:func:`make_training_env` builds it)::
     TruncationReward      a truncated game scores ``reward`` for the learner
     OpponentGroups        the rows split into groups, each group with its opponent
     EnvTimer              the seconds spent inside the environment
-    ModelInput            the model's input contract (agents.ppo.model_input): the playing
-                          masks; obs + mask (D + 23) + the racer features (40) by default
     VecMonitor            episode rewards and lengths for SB3's logs
+
+The model reads the environment's own observations and masks: its input options (the playing
+mask, the mask and the racer features in its input) live in its policy
+(``agents.ppo_model.SpitPolicy``), as in every other place the model plays.
 
 A weighted mix of opponents (and the self-play pool) is a split of the row groups among them, so
 every opponent plays in batch on its own rows, and the core steps all rows at once whatever the
@@ -20,10 +22,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecMonitor
 
-from agents.ppo import input_size, model_input, playing_masks
 from spit_env.envs.vec import SpitVecEnv
 from spit_env.policy import parse_profile
 
@@ -32,7 +32,6 @@ __all__ = [
     "OpponentGroups",
     "TruncationReward",
     "EnvTimer",
-    "ModelInput",
     "make_training_env",
     "split_groups",
 ]
@@ -198,62 +197,9 @@ class EnvTimer(VecEnvWrapper):
         return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
 
 
-class ModelInput(VecEnvWrapper):
-    """The environment as the model sees it (``agents.ppo.model_input``, one contract).
-
-    ``action_masks()`` are the learner's legal moves with WAIT taken out beside any other move
-    (``mask_wait``); with ``obs_mask`` each observation is followed by those masks as 0/1
-    floats, (D + 23,), with ``racer_features`` by the racer's reading of each legal play (40
-    floats), and a terminal observation by an all-zero mask (and all-zero features). The masks
-    are computed once per step.
-    """
-
-    def __init__(self, venv: VecEnv, mask_wait: bool, obs_mask: bool,
-                 racer_features: bool = False):
-        self.options = {"mask_wait": bool(mask_wait), "obs_mask": bool(obs_mask),
-                        "racer_features": bool(racer_features)}
-        dim = input_size(self.options)
-        super().__init__(venv, observation_space=spaces.Box(0.0, 1.0, (dim,), np.float32))
-        self._masks = None
-
-    def _view(self, obs: np.ndarray) -> np.ndarray:
-        inputs, self._masks = model_input(obs, self.venv.action_masks(), self.options)
-        return inputs
-
-    def reset(self):
-        """Reset; the model's input of the new observations."""
-        return self._view(self.venv.reset())
-
-    def step_wait(self):
-        """Step; the model's inputs, terminal observations included."""
-        obs, rewards, dones, infos = self.venv.step_wait()
-        ended = [i for i in np.flatnonzero(dones) if "terminal_observation" in infos[i]]
-        if ended and (self.options["obs_mask"] or self.options["racer_features"]):
-            # the ended rows' inputs in one call, with no legal move (an all-zero mask)
-            term = np.stack([infos[i]["terminal_observation"] for i in ended])
-            none = np.zeros((len(ended), self.venv.action_space.n), bool)
-            for i, x in zip(ended, model_input(term, none, self.options)[0], strict=True):
-                infos[i]["terminal_observation"] = x
-        return self._view(obs), rewards, dones, infos
-
-    def action_masks(self) -> np.ndarray:
-        """(num_envs, 23) bool: the masks the model plays with now (after ``mask_wait``)."""
-        if self._masks is None:
-            self._masks = playing_masks(self.venv.action_masks(), self.options)
-        return self._masks.copy()
-
-    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
-        """``action_masks`` per row (what MaskablePPO calls); other methods passed on."""
-        if method_name == "action_masks":
-            masks = self.action_masks()
-            return [masks[i] for i in self._get_indices(indices)]
-        return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
-
-
 def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learner_seat,
                       reward: str, episode: str, shaping: float, skip_forced_waits: bool,
-                      truncation_reward: float, mask_wait: bool, obs_mask: bool,
-                      racer_features: bool = False):
+                      truncation_reward: float):
     """The training VecEnv stack (module docstring).
 
     Args:
@@ -267,10 +213,6 @@ def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learne
         shaping: the reward per card shed minus the opponent's (SpitVecEnv; 0 off).
         skip_forced_waits: play up to :data:`FORCED_WAIT_SKIPS` forced WAITs per step.
         truncation_reward: the learner's reward for a truncated game (D16).
-        mask_wait: the model's input option (``agents.ppo.INPUT_OPTIONS``): WAIT taken out
-            beside any other legal move.
-        obs_mask: the input option: the playing mask follows the observation.
-        racer_features: the input option: the racer's reading of each play follows.
 
     Returns:
         ``(OpponentGroups, EnvTimer, the outermost VecMonitor to train on)``.
@@ -280,4 +222,4 @@ def make_training_env(*, num_envs: int, groups: int, opponent, seed: int, learne
                       reward=reward, shaping=shaping, episode=episode, skip_forced_waits=skips)
     grouped = OpponentGroups(TruncationReward(venv, truncation_reward), groups)
     timer = EnvTimer(grouped)
-    return grouped, timer, VecMonitor(ModelInput(timer, mask_wait, obs_mask, racer_features))
+    return grouped, timer, VecMonitor(timer)

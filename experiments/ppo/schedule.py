@@ -5,7 +5,8 @@ learning curve.
 
 :class:`OpponentSchedule` holds that state and acts on the row groups of the training env
 (``experiments.ppo.envs.OpponentGroups``); :class:`ScheduleCallback` calls it from SB3's
-training loop.
+training loop. :class:`PortableCheckpoints` saves the model every so many steps, in the portable
+file format (``agents.ppo_model.save_model``) as every model file of a run.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 
 from agents.ppo import PPOPolicy
+from agents.ppo_model import save_model
 from experiments.ppo.envs import OpponentGroups, split_groups
 
 __all__ = ["Stage", "stage_label", "OpponentSchedule", "ScheduleCallback", "LEAGUE_WEIGHTINGS",
-           "loss_weights"]
+           "loss_weights", "PortableCheckpoints"]
 
 #: How the members of a mix share the row groups: by their given weights, or by the agent's
 #: losses.
@@ -216,7 +218,7 @@ class OpponentSchedule:
         logger.record("eval/mean_win_rate", score)
         if self.best_path is not None and (self.best is None or score > self.best["score"]):
             self.best = {"timesteps": n, "score": score}
-            model.save(self.best_path)
+            save_model(model, self.best_path)
         switched = False
         if threshold_mode:
             members = self.stages[self.stage]
@@ -275,4 +277,20 @@ class ScheduleCallback(BaseCallback):
         t = time.perf_counter()
         self.schedule.on_step(self.model, self.logger)
         self.seconds += time.perf_counter() - t
+        return True
+
+
+class PortableCheckpoints(CheckpointCallback):
+    """SB3's ``CheckpointCallback`` (same arguments, same file names) writing portable files.
+
+    Each checkpoint is written by ``agents.ppo_model.save_model`` with Adam's state, so that
+    ``--resume`` continues from it on any version the package admits.
+    """
+
+    def _on_step(self) -> bool:
+        if self.n_calls % self.save_freq == 0:
+            path = self._checkpoint_path(extension="zip")
+            save_model(self.model, path)
+            if self.verbose >= 2:
+                print(f"Saving model checkpoint to {path}")
         return True

@@ -9,40 +9,43 @@ import numpy as np
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.vec_env import VecEnv
 
+from agents.ppo import playing_masks
 from spit_env.policy import call_policy, reads_public_table
-from spit_env.rules import OBS_DIM
 
 __all__ = ["collect_teacher_data", "behaviour_clone"]
 
 
-def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Generator):
+def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Generator,
+                         options: dict):
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
-    ``env`` is a training env (``experiments.ppo.envs.make_training_env``), so the recorded
-    inputs and masks are what the model sees (the first D entries of an input are the plain
-    observation, which the teacher reads). The teacher's moves that the model's mask forbids
-    (a bot may WAIT on purpose where ``mask_wait`` does not let the model) are played but not
-    recorded, since they cannot be imitated.
+    ``env`` is a training env (``experiments.ppo.envs.make_training_env``): the recorded
+    observations are what the model reads, the masks the moves it chooses among (the env's
+    legal moves after its ``mask_wait``, ``agents.ppo.playing_masks``). The teacher's moves
+    that those masks forbid (a bot may WAIT on purpose where ``mask_wait`` does not let the
+    model) are played but not recorded, since they cannot be imitated.
 
     Args:
         env: the VecEnv to play in; it is reset first and left running.
         teacher: a Policy (one that plans on the public table, like ``planner``, gets the
             learners' tables from ``env.public_table()``).
-        samples: at least this many (input, mask, move) triples are collected.
+        samples: at least this many (observation, mask, move) triples are collected.
         rng: the teacher's random source.
+        options: the model's options (``agents.ppo.input_options``).
 
     Returns:
-        (inputs (N, D') float32, masks (N, 23) bool, actions (N,) int64), N >= ``samples``.
+        (observations (N, D) float32, masks (N, 23) bool, actions (N,) int64), N >= ``samples``.
     """
     obs = env.reset()
     all_obs, all_masks, all_actions = [], [], []
     n = 0
     while n < samples:
-        masks = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
+        legal = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
         if reads_public_table(teacher):  # a planning teacher (planner) also reads the table
-            actions = call_policy(teacher, obs[:, :OBS_DIM], masks, rng, table=env.public_table)
+            actions = call_policy(teacher, obs, legal, rng, table=env.public_table)
         else:
-            actions = np.asarray(teacher(obs[:, :OBS_DIM], masks, rng), dtype=np.int64)
+            actions = np.asarray(teacher(obs, legal, rng), dtype=np.int64)
+        masks = playing_masks(legal, options)
         keep = masks[np.arange(len(actions)), actions]
         all_obs.append(obs[keep])
         all_masks.append(masks[keep])
@@ -57,7 +60,8 @@ def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_si
     """Fit the actor of ``model`` to the teacher's moves; the value network is untouched.
 
     Masked cross-entropy (illegal logits -inf) over the policy MLP and action head, ``steps``
-    Adam steps on random minibatches of ``batch_size``.
+    Adam steps on random minibatches of ``batch_size``. The features extractor holds no weights
+    (``agents.ppo_model.SpitFeatures``), so the network's inputs are computed once.
 
     Returns:
         {"loss", "accuracy"}: their means over the last 10% of the steps.
@@ -68,7 +72,12 @@ def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_si
     params = (list(policy.mlp_extractor.policy_net.parameters())
               + list(policy.action_net.parameters()))
     optimiser = torch.optim.Adam(params, lr=learning_rate)
-    obs_t = torch.as_tensor(observations)
+    features = policy.pi_features_extractor
+    if any(p.requires_grad for p in features.parameters()):
+        raise ValueError("behaviour_clone fits the policy MLP on fixed inputs: the model's "
+                         "features extractor must hold no trainable weights")
+    with torch.no_grad():
+        inputs = policy.extract_features(torch.as_tensor(observations), features)
     mask_t = torch.as_tensor(masks)
     act_t = torch.as_tensor(actions)
     gen = torch.Generator().manual_seed(int(seed))
@@ -76,8 +85,7 @@ def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_si
     losses, hits = [], []
     for k in range(steps):
         idx = torch.randint(0, len(act_t), (batch_size,), generator=gen)
-        features = policy.extract_features(obs_t[idx], policy.pi_features_extractor)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(inputs[idx]))
         logits = logits.masked_fill(~mask_t[idx], -1e8)
         loss = torch.nn.functional.cross_entropy(logits, act_t[idx])
         optimiser.zero_grad()

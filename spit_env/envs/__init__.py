@@ -2,17 +2,18 @@
 
 ``duel`` is the learner-versus-opponent engine that the single-agent views share; the views are
 siblings over it (and over the core): ``parallel`` (PettingZoo ParallelEnv and AEC env),
-``gym`` (Gymnasium ``Spit-v0``) and ``vec`` (the SB3 VecEnv, imported lazily: it needs
-stable-baselines3, the ``[train]`` extra).
+``gym`` (Gymnasium ``Spit-v0``), ``vector`` (its native Gymnasium vector env) and ``vec`` (the
+SB3 VecEnv, imported lazily: it needs stable-baselines3, the ``[train]`` extra).
 """
 
 from __future__ import annotations
 
 from .gym import SpitGymEnv
 from .parallel import AGENTS, SpitAECEnv, SpitParallelEnv, env, parallel_env
+from .vector import SpitVectorEnv
 
 __all__ = ["SpitParallelEnv", "SpitAECEnv", "parallel_env", "env", "AGENTS", "SpitGymEnv",
-           "SpitVecEnv"]
+           "SpitVectorEnv", "SpitVecEnv"]
 
 
 def __getattr__(name: str):

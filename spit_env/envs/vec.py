@@ -73,7 +73,7 @@ from ..checks import check_int, is_int
 from ..config import SpitConfig
 from ..render import RENDER_FPS, RENDER_MODES, check_render_mode, render_text
 from ..render_rgb import render_rgb
-from ..rules import N_ACTIONS, OBS_DIM, reset_deal
+from ..rules import N_ACTIONS, OBS_DIM, check_actions, reset_deal
 from ..streams import check_seed, os_seed
 from .duel import Duel
 
@@ -251,20 +251,7 @@ class SpitVecEnv(VecEnv):
             raise ValueError("step() called before reset(); call reset() first")
         self._duel.need_start()
         b = self.num_envs
-        a = np.asarray(actions)
-        if a.shape == (b, 1):
-            a = a[:, 0]
-        if a.shape != (b,) or a.dtype.kind not in "iu":
-            raise ValueError(
-                f"actions must be ({b},) integer action ids 0-{N_ACTIONS - 1}, got shape {a.shape} "
-                f"dtype {a.dtype}"
-            )
-        bad = np.flatnonzero((a < 0) | (a >= N_ACTIONS))
-        if bad.size:
-            raise ValueError(
-                f"actions must be action ids 0-{N_ACTIONS - 1}, got actions[{bad[0]}] = {a[bad[0]]}"
-            )
-        a = a.astype(np.int64)  # a copy: the caller's array may change before step_wait
+        a = check_actions(actions, b)  # a copy: the caller's array may change before step_wait
         self._duel.refuse_illegal(a, np.ones(b, bool), lambda i: f"actions[{i}]")
         self._actions = a
 
