@@ -37,6 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from experiments.cli import ArgumentParser
 from spit_env import core, rules
 from spit_env.config import SpitConfig
 
@@ -380,14 +381,15 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def _progress(total: int, quiet: bool) -> Callable[[], None]:
-    if quiet:
-        return lambda: None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # tqdm is an optional extra
-        return lambda: None
-    bar = tqdm(total=total, desc="benchmark", leave=False)
-    return lambda: bar.update(1)
+    from spit_env.progress import Progress
+
+    bar = Progress(total, "benchmark", unit="figures", enabled=not quiet, every_s=10)
+
+    def step() -> None:
+        bar.update(1)
+        if bar.n >= total:
+            bar.close()
+    return step
 
 
 def format_table(results: dict) -> str:
@@ -422,8 +424,8 @@ def main(argv: list[str] | None = None) -> dict:
     Returns:
         the results, as :func:`run` gives them (also written to ``--json`` if given).
     """
-    parser = argparse.ArgumentParser(prog="python -m experiments.benchmark",
-                                     description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m experiments.benchmark",
+                            description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 4096],
                         help="batch sizes B of the core (default: 1 64 1024 4096)")
     parser.add_argument("--observed-sizes", type=int, nargs="*", default=[4096],

@@ -83,7 +83,9 @@ def ship(model_path, out, half: bool = True) -> int:
 
 def main(argv=None) -> int:
     """Command-line entry point."""
-    args = tyro.cli(Args, args=argv, prog="python -m experiments.ship_model",
+    from experiments.cli import tyro_cli
+
+    args = tyro_cli(Args, argv, prog="python -m experiments.ship_model",
                     description=__doc__.split("\n\n")[0])
     try:
         size = ship(args.model, args.out, half=args.half)

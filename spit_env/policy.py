@@ -65,6 +65,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from . import core
+from .checks import did_you_mean
 from .config import SpitConfig
 from .latency import Latency
 from .rules import N_ACTIONS
@@ -247,10 +248,11 @@ def make_policy(spec, **kwargs) -> Policy:
             declared = _entry_points().get(name)
             factory = None if declared is None else _load_entry_point(name, declared)
         if factory is None:
+            known = registered_policies()
             raise ValueError(
-                f"unknown policy {name!r}; known policies: {registered_policies()} (registered "
-                f"with register_policy or declared by an installed distribution in the "
-                f"entry-point group {ENTRY_POINT_GROUP!r})")
+                f"unknown policy {name!r}{did_you_mean(name, known)}; known policies: {known} "
+                f"(registered with register_policy or declared by an installed distribution in "
+                f"the entry-point group {ENTRY_POINT_GROUP!r})")
         return factory(**kwargs)
     if callable(spec):
         if kwargs:

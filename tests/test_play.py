@@ -18,7 +18,7 @@ from experiments.realtime.engine import RealtimeGame, reaction_summary
 from spit_env import core, replay, rules
 from spit_env.reference import RandomSource
 
-textual = pytest.importorskip("textual", reason="the terminal game needs Textual: pip install -e '.[play]'")
+textual = pytest.importorskip("textual", reason="the terminal game needs Textual: pip install -c constraints.txt -e '.[play]'")
 from experiments.realtime.tui import KEYMAP, PlayApp, key_action, summary_lines  # noqa: E402
 
 

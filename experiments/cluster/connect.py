@@ -21,8 +21,8 @@ not a Ray head fails with :class:`RayConnectError` in bounded time and nothing i
 only then does this process join. Ray's own clients would otherwise retry for minutes.
 
 Ray is an optional dependency (the ``scale`` extra): without it, :class:`RayMissingError` says so
-in one line. The cluster's nodes need this package installed (e.g. ``pip install -e ".[scale]"``
-in the same environment on every node).
+in one line. The cluster's nodes need this package installed (e.g.
+``pip install -c constraints.txt -e ".[scale]"`` in the same environment on every node).
 """
 
 from __future__ import annotations
@@ -206,8 +206,11 @@ def _start(ray, kind, address, host, port, num_cpus, loopback, timeout_s) -> Non
     if kind == "local":
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report from a local run
         try:
+            # quiet: errors only (the notice that token authentication is on does not concern a
+            # Ray bound to 127.0.0.1), and the workers' output stays in Ray's log files (their
+            # errors still reach this process, with their tracebacks)
             ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
-                     _node_ip_address="127.0.0.1", logging_level="WARNING")
+                     _node_ip_address="127.0.0.1", logging_level="ERROR", log_to_driver=False)
         except BaseException:
             ray.shutdown()  # stop whatever part of the local Ray had started
             raise

@@ -15,7 +15,8 @@ from spit_env.rules import OBS_DIM
 __all__ = ["collect_teacher_data", "behaviour_clone"]
 
 
-def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Generator):
+def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Generator,
+                         progress=None):
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
     ``env`` is a training env (``experiments.ppo.envs.make_training_env``), so the recorded
@@ -30,6 +31,8 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
             learners' tables from ``env.public_tables()``).
         samples: at least this many (input, mask, move) triples are collected.
         rng: the teacher's random source.
+        progress: called with the count of triples each step adds (a
+            ``spit_env.progress.Progress``), or None.
 
     Returns:
         (inputs (N, D') float32, masks (N, 23) bool, actions (N,) int64), N >= ``samples``.
@@ -48,16 +51,19 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
         all_masks.append(masks[keep])
         all_actions.append(actions[keep])
         n += int(keep.sum())
+        if progress is not None:
+            progress(int(keep.sum()))
         obs, _, _, _ = env.step(actions)
     return np.concatenate(all_obs), np.concatenate(all_masks), np.concatenate(all_actions)
 
 
 def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_size: int,
-                    learning_rate: float, seed: int) -> dict:
+                    learning_rate: float, seed: int, progress=None) -> dict:
     """Fit the actor of ``model`` to the teacher's moves; the value network is untouched.
 
     Masked cross-entropy (illegal logits -inf) over the policy MLP and action head, ``steps``
-    Adam steps on random minibatches of ``batch_size``.
+    Adam steps on random minibatches of ``batch_size``; ``progress`` (if given) is called with 1
+    after each.
 
     Returns:
         {"loss", "accuracy"}: their means over the last 10% of the steps.
@@ -86,5 +92,7 @@ def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_si
         if k >= steps - max(steps // 10, 1):
             losses.append(float(loss.detach()))
             hits.append(float((logits.argmax(1) == act_t[idx]).float().mean()))
+        if progress is not None:
+            progress(1)
     policy.set_training_mode(False)
     return {"loss": float(np.mean(losses)), "accuracy": float(np.mean(hits))}
