@@ -378,7 +378,7 @@ def test_the_app_survives_its_own_shutdown_50_times_in_a_row(tmp_path):
         # while its timer runs: the case that used to fail now and then)
         how = ["exit", "ctrl+q", "escape", "leave"][k % 4]
 
-        async def run(app=app, clock=clock, game=game, at_end=at_end, how=how):
+        async def run(app=app, clock=clock, game=game, at_end=at_end, how=how, k=k):
             async with app.run_test(size=(90, 46)) as pilot:
                 if at_end:  # the human's moves go straight to the game (keys are tested above)
                     rng_moves = np.random.default_rng(k)
