@@ -122,7 +122,7 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
         :func:`run_pairing` dicts; a curve point also has "rollouts").
     """
     from agents import PLANNER_PROFILES
-    from spit_env.progress import Progress
+    from spit_env.progress import Progress, counted
 
     jobs = [("table", Player.parse(b), o, deals) for b in budgets for o in opponents]
     horizon = PLANNER_PROFILES["planner"]["horizon_ms"]
@@ -137,7 +137,7 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
                       "2 x deals games",
            "table": [], "curve": []}
     done = _previous(json_path, out) if resume else {}
-    bar = Progress(sum(2 * n for *_, n in jobs), f"planner study ({len(jobs)} pairings)",
+    bar = Progress(sum(2 * n for *_, n in jobs), f"planner study ({counted(len(jobs), 'pairing')})",
                    unit="games", enabled=show_progress)
     # spawned, not forked: a fork of a process whose torch has started its thread pool (a "ppo"
     # player loaded to check the arguments) hangs at the child's first forward pass
@@ -247,7 +247,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
                    help="keep the pairings already in --json (same config and seed) instead of "
                         "playing them again")
     p.add_argument("--plot", type=Path, help="write the curve PNG here")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = p.parse_args(argv)
     for name in ("deals", "batch", "workers"):
         if getattr(args, name) < 1:

@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 
-__all__ = ["Progress", "format_duration", "format_rate", "is_terminal"]
+__all__ = ["Progress", "counted", "format_duration", "format_rate", "is_terminal"]
 
 
 def is_terminal(stream) -> bool:
@@ -36,6 +36,11 @@ def is_terminal(stream) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # no isatty, or a closed file
         return False
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural but for one: ``"1 pairing"``, ``"6 pairings"``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def format_duration(seconds: float | None) -> str:
@@ -145,7 +150,8 @@ class Progress:
         since = now - self._last_line_t
         due_fraction = (self.total is not None and self.total > 0 and self.n < self.total
                         and self.n * self.lines >= self._next_fraction * self.total)
-        if (due_fraction and since >= self.min_gap_s) or since >= self.every_s:
+        done = self.total is not None and self.n >= self.total  # the last line is close()'s
+        if not done and ((due_fraction and since >= self.min_gap_s) or since >= self.every_s):
             self._write(now)
 
     def set_total(self, total: int | None) -> None:

@@ -15,7 +15,7 @@ from agents.arena.match import Player
 from agents.arena.pairings import Runner, play_pairing
 from spit_env.config import SpitConfig
 from spit_env.latency import PRESET_MIN_MS, Latency
-from spit_env.progress import Progress
+from spit_env.progress import Progress, counted
 
 __all__ = ["study_latency", "latency_curve"]
 
@@ -43,7 +43,8 @@ def latency_curve(bot: str, means_ms: Sequence[float], deals: int, *,
             :func:`agents.arena.play_pairing`.
     """
     ref = Latency.parse(reference)
-    bar = Progress(len(means_ms) * 2 * deals, f"latency study of {bot} ({len(means_ms)} points)",
+    bar = Progress(len(means_ms) * 2 * deals,
+                   f"latency study of {bot} ({counted(len(means_ms), 'point')})",
                    unit="games", enabled=show_progress)
     points = []
     for m in means_ms:

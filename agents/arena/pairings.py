@@ -12,7 +12,7 @@ from agents.arena.match import Player, run_games
 from agents.arena.stats import bradley_terry, wilson_interval
 from spit_env.checks import check_int
 from spit_env.config import SpitConfig
-from spit_env.progress import Progress
+from spit_env.progress import Progress, counted
 
 __all__ = ["PairingResult", "GameJob", "Runner", "run_jobs_locally", "pairing_jobs",
            "pairing_result", "play_pairing", "round_robin"]
@@ -174,8 +174,8 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     config = config or SpitConfig()
     k = len(players)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    bar = Progress(len(pairs) * 2 * deals, f"tournament ({len(pairs)} pairings)", unit="games",
-                   enabled=show_progress)
+    bar = Progress(len(pairs) * 2 * deals, f"tournament ({counted(len(pairs), 'pairing')})",
+                   unit="games", enabled=show_progress)
     jobs = [pairing_jobs(players[i], players[j], deals, chunk=chunk) for i, j in pairs]
     run_one = partial(_run_job, config=config, seed=seed, batch_size=batch_size)
     outputs = (runner or run_jobs_locally)([job for js in jobs for job in js], run_one, bar)
