@@ -80,6 +80,10 @@ def test_paused_time_is_left_out_of_the_rate_and_named_beside_it():
         in line
     assert "elapsed 00:50" in line and "ETA 00:50" in line  # the wall rate: pauses recur
     assert p.paused_s == pytest.approx(30)
+    with p.paused():
+        clock.t += 3950  # a long one: the wall rate drops below one a second
+    p.update(1)
+    assert "(1:06:20 of them; 2.0 s per step with)" in p.text()
 
 
 def test_unknown_total_counts_without_percentage_or_eta_and_slow_rates_read_per_item():
