@@ -38,7 +38,9 @@ Needs the ``scale`` extra (``pip install -c constraints.txt -e ".[scale]"``).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -343,6 +345,23 @@ def evaluate(checkpoint: Path, opponents, deals: int, *, latency: str, seed: int
                            show_progress=show_progress)
 
 
+@contextlib.contextmanager
+def _without_api_stack_notice():
+    # RLlib logs a WARNING on every run that PPO runs on the new API stack, its default (which
+    # this script asks for): that one record is dropped, every other warning still shows
+    class Drop(logging.Filter):
+        def filter(self, record):
+            return "on the new API stack!" not in record.getMessage()
+
+    log = logging.getLogger("ray.rllib.algorithms.algorithm_config")
+    drop = Drop()
+    log.addFilter(drop)
+    try:
+        yield
+    finally:
+        log.removeFilter(drop)
+
+
 def train(args: Args) -> dict:
     """Train, checkpoint, evaluate; returns the metrics.json content.
 
@@ -361,7 +380,7 @@ def train(args: Args) -> dict:
     from experiments.cluster.tasks import run_jobs_on_ray
     from spit_env.config import SpitConfig
     from spit_env.latency import Latency
-    from spit_env.progress import Progress
+    from spit_env.progress import Progress, counted
 
     torch.set_num_threads(args.torch_threads)
     out = (Path(args.out) if args.out is not None
@@ -382,13 +401,15 @@ def train(args: Args) -> dict:
                                 f"CPUs; the Ray cluster has {cpus}")
         out.mkdir(parents=True, exist_ok=True)
         t_build = time.perf_counter()
-        algo = build_config(args, spit_config).build_algo()
+        with _without_api_stack_notice():
+            algo = build_config(args, spit_config).build_algo()
         build_seconds = time.perf_counter() - t_build
         metrics["ray"] = {"address": args.address or "local", "cpus": cpus,
                           "version": ray.__version__, "start_seconds": round(ray_seconds, 2),
                           "build_seconds": round(build_seconds, 2)}
         print(f"Ray ready in {ray_seconds:.1f} s ({cpus} CPUs), the algorithm and its "
-              f"{args.num_env_runners} env runners in {build_seconds:.1f} s", flush=True)
+              f"{counted(args.num_env_runners, 'env runner')} in {build_seconds:.1f} s",
+              flush=True)
         try:
             t0 = time.perf_counter()
             last: dict = {}

@@ -34,7 +34,7 @@ import socket
 import subprocess
 import sys
 
-from agents.rllib import RAY_MISSING, RayMissingError, require_ray
+from agents.rllib import RAY_MISSING, RayMissingError
 
 __all__ = ["RAY_MISSING", "RayConnectError", "RayMissingError", "parse_address", "ray_session"]
 
@@ -171,7 +171,7 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     if loopback:
         _keep_to_loopback()
     try:
-        ray = require_ray()
+        ray = _import_ray()
     except RayMissingError:
         _restore(None, saved_env)
         raise
@@ -191,6 +191,16 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     finally:
         ray.shutdown()
         _restore(ray, saved_env, saved_flag)
+
+
+def _import_ray():
+    # Ray alone: RLlib (a script that needs it checks it with agents.rllib.require_ray) would add
+    # about 7 s of CPU to every start, a tournament's Ray tasks do not use it
+    try:
+        import ray
+    except ImportError as err:
+        raise RayMissingError(RAY_MISSING) from err
+    return ray
 
 
 def _restore(ray, saved_env, saved_flag=None) -> None:
