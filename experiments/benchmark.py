@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> dict:
                         help="timed runs per figure; the median is reported (default 5)")
     parser.add_argument("--quick", action="store_true", help="10x fewer steps (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")

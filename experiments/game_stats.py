@@ -115,7 +115,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
                    help="games stepped at once (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the statistics as JSON here")
     p.add_argument("--markdown", type=Path, help="write the Markdown table here")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = p.parse_args(argv)
     if args.games < 1:
         p.error("--games must be >= 1")

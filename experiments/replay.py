@@ -92,7 +92,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--no-check", action="store_true",
                    help="with --load: do not rebuild the recorded states through the core")
     p.add_argument("--title", help="the page title (default: 'Spit replay: A vs B')")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = p.parse_args(argv)
     if args.load is None and args.players is None:
         p.error("give --players A,B to play a game, or --load RECORD.json to draw a saved one")

@@ -42,7 +42,7 @@ class Args:
     model: tyro.conf.Positional[Path]
     """The model .zip saved by experiments/train_ppo.py."""
     out: Path = SHIPPED_PATH
-    """Where to write the small file (default: the package's shipped model)."""
+    """Where to write the small file (the default is the package's shipped model)."""
     half: bool = True
     """Store the weights as float16 (half the size; loaded back as float32)."""
 

@@ -104,7 +104,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--latency-json", type=Path, help="write the latency curve as JSON here")
     p.add_argument("--latency-plot", type=Path, help="write the latency curve PNG here")
     p.add_argument("--no-tournament", action="store_true", help="run only the latency study")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     p.add_argument("--chunk", type=int, default=1000,
                    help="deals per job (one task on Ray); the table depends on it, not on where "
                    "the jobs run (default: %(default)s)")

@@ -90,7 +90,7 @@ class HelpFormatter(argparse.HelpFormatter):
 
     def _fill(self, text: str, params: dict) -> str:
         text = _FIELD.sub(lambda m: str(params.get(m.group(1), m.group(0))), text)
-        return text.replace("%%", "%")
+        return _plain(text.replace("%%", "%"))
 
     def _format_text(self, text):
         # argparse's own, with the fields filled by _fill instead of the % operator
@@ -127,6 +127,11 @@ class ArgumentParser(argparse.ArgumentParser):
                             if x.startswith("-"))
             self.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
         return namespace
+
+
+def _plain(text: str) -> str:
+    # the docstrings' reST literals (``agents/models/ppo.zip``) read as plain text in a terminal
+    return text.replace("``", "")
 
 
 def field_help(cls) -> dict[str, str]:
@@ -175,10 +180,10 @@ def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None =
             text = text.replace("{" + key + "}", str(value))
         default = (dataclasses.field(default_factory=f.default_factory)
                    if f.default is dataclasses.MISSING else dataclasses.field(default=f.default))
-        fields.append((f.name, typing.Annotated[hints[f.name], tyro.conf.arg(help=text)],
+        fields.append((f.name, typing.Annotated[hints[f.name], tyro.conf.arg(help=_plain(text))],
                        default))
     shadow = dataclasses.make_dataclass(cls.__name__, fields)
     shadow.__doc__ = cls.__doc__
     parsed = tyro.cli(shadow, args=sys.argv[1:] if args is None else args, prog=prog,
-                      description=description)
+                      description=_plain(description))
     return cls(**{f.name: getattr(parsed, f.name) for f in dataclasses.fields(cls)})
