@@ -50,8 +50,8 @@ callable ``factory(**kwargs) -> Policy``; this project declares its bots in its 
 An entry's module is imported only when its name is first asked for, so ``spit_env`` names no
 bot package and imports nothing above itself (import direction rules <- core <- adapters <-
 agents). Entry points are part of a distribution's installed metadata: after adding one, install
-the package again (``pip install -e .``). A plug-in that fails to import, for example because
-another installed package of the same top-level name shadows its module, raises
+the package again (``pip install -c constraints.txt -e .``). A plug-in that fails to import, for
+example because another installed package of the same top-level name shadows its module, raises
 :class:`PolicyPluginError` saying which entry point failed and where its module was found.
 """
 
@@ -194,7 +194,8 @@ def _load_entry_point(name: str, eps: list) -> Callable[..., Policy]:
             f"policy {name!r} is declared by {_describe(ep)}, but it could not be loaded: {err}. "
             f"The top-level module {top!r} {found}; if that is another package of the same "
             f"name, it shadows the plug-in (uninstall or rename one of them). After changing "
-            f"entry points, install the package again (pip install -e .).") from err
+            f"entry points, install the package again "
+            f"(pip install -c constraints.txt -e .).") from err
     if not callable(factory):
         raise PolicyPluginError(f"policy {name!r}: {_describe(ep)} names {factory!r}, which is "
                                 f"not callable (a factory(**kwargs) -> Policy is needed)")
