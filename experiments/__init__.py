@@ -16,6 +16,7 @@
     python -m experiments.sb3_ceiling     SB3's own speed on an environment that costs nothing
     python -m experiments.ship_model      write a trained model into the package
     python -m experiments.shipped_results the shipped model against every bot
+    python -m experiments.run_notebook    run notebooks, showing the cells' progress
 
 No script imports another. The scripts' library pieces live in sub-folders: ``ppo/`` (the PPO
 scripts' arguments, environments, schedule, evaluation, warm start and progress), ``realtime/``

@@ -38,6 +38,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from experiments.cli import ArgumentParser
 from spit_env import core, rules
 from spit_env.config import SpitConfig
 
@@ -445,14 +446,15 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def _progress(total: int, quiet: bool) -> Callable[[], None]:
-    if quiet:
-        return lambda: None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # tqdm is an optional extra
-        return lambda: None
-    bar = tqdm(total=total, desc="benchmark", leave=False)
-    return lambda: bar.update(1)
+    from spit_env.progress import Progress
+
+    bar = Progress(total, "benchmark", unit="figures", enabled=not quiet, every_s=10)
+
+    def step() -> None:
+        bar.update(1)
+        if bar.n >= total:
+            bar.close()
+    return step
 
 
 def format_table(results: dict) -> str:
@@ -487,8 +489,8 @@ def main(argv: list[str] | None = None) -> dict:
     Returns:
         the results, as :func:`run` gives them (also written to ``--json`` if given).
     """
-    parser = argparse.ArgumentParser(prog="python -m experiments.benchmark",
-                                     description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m experiments.benchmark",
+                            description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 4096],
                         help="batch sizes B of the core (default: 1 64 1024 4096)")
     parser.add_argument("--observed-sizes", type=int, nargs="*", default=[4096],
@@ -498,7 +500,7 @@ def main(argv: list[str] | None = None) -> dict:
                         help="timed runs per figure; the median is reported (default 5)")
     parser.add_argument("--quick", action="store_true", help="10x fewer steps (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")

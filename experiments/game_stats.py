@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.arena import Player, player_error, run_games
+from experiments.cli import ArgumentParser
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
@@ -94,7 +95,7 @@ def markdown_table(rows: list[dict], config: SpitConfig) -> str:
 
 
 def _parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m experiments.game_stats",
         description="Length and endings of games of Spit bots against themselves: rounds, "
         "decision epochs, decisions and simulated minutes per game (median, 90th percentile), "
@@ -114,7 +115,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
                    help="games stepped at once (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the statistics as JSON here")
     p.add_argument("--markdown", type=Path, help="write the Markdown table here")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = p.parse_args(argv)
     if args.games < 1:
         p.error("--games must be >= 1")
@@ -140,15 +141,15 @@ def _parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> dict:
     """Command-line entry point; returns {"config": ..., "rows": [...]}."""
-    from tqdm import tqdm
+    from spit_env.progress import Progress
 
     args = _parse_args(argv)
     rows = []
-    with tqdm(total=len(args.players) * args.games, desc="games", unit="game",
-              disable=args.quiet) as bar:
+    with Progress(len(args.players) * args.games, "game statistics", unit="games",
+                  enabled=not args.quiet) as progress:
         for spec in args.players:
             rows.append(game_statistics(spec, args.games, config=args.config, seed=args.seed,
-                                        batch_size=args.batch, progress=bar.update))
+                                        batch_size=args.batch, progress=progress))
     table = markdown_table(rows, args.config)
     print(table)
     result = {"config": args.config.to_dict(), "seed": args.seed, "rows": rows}

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.arena import GameJob, Player, pairing_result, player_error, save_figure
+from experiments.cli import ArgumentParser
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
@@ -42,7 +43,7 @@ __all__ = ["run_pairing", "study", "plot_curve", "main"]
 
 def run_pairing(player: Player | str, opponent: str, deals: int, *,
                 config: SpitConfig | None = None, seed: int = 0, batch_size: int = 512,
-                workers: int = 1, pool=None) -> dict:
+                workers: int = 1, pool=None, progress=None) -> dict:
     """One duplicate-deal pairing, its deals split among ``workers`` processes.
 
     The deals are cut into ``workers`` near-equal chunks of consecutive game ids, each played in
@@ -57,6 +58,8 @@ def run_pairing(player: Player | str, opponent: str, deals: int, *,
         batch_size: games stepped at once per job.
         workers: the number of chunks.
         pool: a ``concurrent.futures`` executor to run the jobs on; None: in this process.
+        progress: called with the number of games just finished (as games end here, as jobs
+            end on ``pool``), or None.
 
     Returns:
         a dict: "player", "opponent", "deals", "games", "wins", "losses", "draws",
@@ -75,7 +78,14 @@ def run_pairing(player: Player | str, opponent: str, deals: int, *,
     run_one = partial(GameJob.run, config=config or SpitConfig(), seed=seed,
                       batch_size=batch_size)
     t0 = time.perf_counter()
-    outputs = list(pool.map(run_one, jobs)) if pool is not None else [run_one(j) for j in jobs]
+    if pool is None:
+        outputs = [run_one(j, progress=progress) for j in jobs]
+    else:
+        outputs = []
+        for job, out in zip(jobs, pool.map(run_one, jobs), strict=True):
+            outputs.append(out)
+            if progress is not None:
+                progress(job.count)
     wall = time.perf_counter() - t0
     r = pairing_result(player, rival, jobs, outputs)
     return {"player": r.a, "opponent": opponent, "deals": deals, "games": r.games,
@@ -111,9 +121,8 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
         the JSON-serialisable result: the settings, "table" and "curve" (lists of
         :func:`run_pairing` dicts; a curve point also has "rollouts").
     """
-    from tqdm import tqdm
-
     from agents import PLANNER_PROFILES
+    from spit_env.progress import Progress, counted
 
     jobs = [("table", Player.parse(b), o, deals) for b in budgets for o in opponents]
     horizon = PLANNER_PROFILES["planner"]["horizon_ms"]
@@ -128,7 +137,8 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
                       "2 x deals games",
            "table": [], "curve": []}
     done = _previous(json_path, out) if resume else {}
-    bar = tqdm(total=len(jobs), desc="planner study", unit="pairing", disable=not show_progress)
+    bar = Progress(sum(2 * n for *_, n in jobs), f"planner study ({counted(len(jobs), 'pairing')})",
+                   unit="games", enabled=show_progress)
     # spawned, not forked: a fork of a process whose torch has started its thread pool (a "ppo"
     # player loaded to check the arguments) hangs at the child's first forward pass
     pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
@@ -138,14 +148,16 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
             res = done.get((part, player.label, opponent, n))
             if res is None:
                 res = run_pairing(player, opponent, n, config=config, seed=seed,
-                                  batch_size=batch_size, workers=workers, pool=pool)
+                                  batch_size=batch_size, workers=workers, pool=pool,
+                                  progress=bar)
                 if part == "curve":
                     res["rollouts"] = player.kwargs["rollouts"]
+            else:
+                bar.update(2 * n)  # kept from the earlier run
             out[part].append(res)
             if json_path is not None:
                 Path(json_path).parent.mkdir(parents=True, exist_ok=True)
                 Path(json_path).write_text(json.dumps(out, indent=2))
-            bar.update(1)
             bar.write(f"{res['player']:>24} vs {res['opponent']:<8} {res['win_rate']:.3f} "
                       f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}]  {res['wall_seconds']:.0f} s")
     finally:
@@ -205,8 +217,8 @@ def plot_curve(result: dict, path: str | Path | None = None):
 
 
 def _parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m experiments.planner_study",
-                                description="The planning bot against the heuristics on duplicate "
+    p = ArgumentParser(prog="python -m experiments.planner_study",
+                       description="The planning bot against the heuristics on duplicate "
                                 "deals: a table at two budgets and the win rate as a function of "
                                 "rollouts.")
     p.add_argument("--budgets", default="planner-fast,planner",
@@ -235,7 +247,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
                    help="keep the pairings already in --json (same config and seed) instead of "
                         "playing them again")
     p.add_argument("--plot", type=Path, help="write the curve PNG here")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = p.parse_args(argv)
     for name in ("deals", "batch", "workers"):
         if getattr(args, name) < 1:

@@ -18,7 +18,7 @@ Keys (columns = your five stock places, left to right)::
     Z X C V B   move it to an empty place (or turn it up, with auto_flip off)
     <- / ->     slap your pile / the opponent's pile      Esc  stop the game
 
-Needs the ``[play]`` extra (Textual): ``pip install -e ".[play]"``.
+Needs the ``[play]`` extra (Textual): ``pip install -c constraints.txt -e ".[play]"``.
 """
 
 from __future__ import annotations
@@ -29,12 +29,13 @@ from datetime import datetime
 from pathlib import Path
 
 from agents.arena import player_error
+from experiments.cli import ArgumentParser, install_hint, player_help
 
 __all__ = ["main"]
 
 
 def _parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m experiments.play",
         description="Play Spit against a bot in the terminal, in real time; your reaction times "
         "are measured and set beside the latency presets, and the replay can be saved.",
@@ -42,8 +43,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
         "opponent's, Z-B fill an empty place, <-/-> slap, Esc stop.",
     )
     p.add_argument("--opponent", default="racer@club",
-                   help="the bot: a name (random, greedy, chain, racer; ppo, the trained model "
-                   "shipped with the package), a profile name@latency "
+                   help=f"the bot: a policy name ({player_help()}), a profile name@latency "
                    "(racer@expert, greedy@600) or a trained model path (default: %(default)s)")
     p.add_argument("--seat", type=int, choices=(0, 1), default=0,
                    help="your seat (default: %(default)s)")
@@ -87,7 +87,7 @@ def main(argv=None):
         from experiments.realtime.tui import PlayApp, summary_lines
     except ImportError as err:
         sys.exit(f"error: the terminal game needs Textual ({err}); install it with: "
-                 "pip install -e \".[play]\"")
+                 f"{install_hint('play')}")
     from experiments.realtime.engine import RealtimeGame
 
     seed = args.seed if args.seed is not None else int(datetime.now().timestamp()) % 1_000_000

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from agents.arena import Match, player_error
+from experiments.cli import ArgumentParser, player_help
 from spit_env import replay
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
@@ -67,7 +68,7 @@ def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_
 
 
 def _parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m experiments.replay",
         description="Play one game of Spit between two players and write its replay: a "
         "versioned JSON record (--json) and a self-contained HTML page (--out) with the table "
@@ -75,9 +76,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
         "(--load).",
     )
     p.add_argument("--players", metavar="A,B",
-                   help="two players, seat 0 first: bot names (random, greedy, chain, racer), "
-                   "profiles name@latency (greedy@expert, racer@350) or trained model paths "
-                   "(runs/x/model.zip)")
+                   help=f"two players, seat 0 first: policy names ({player_help()}), profiles "
+                   "name@latency (greedy@expert, racer@350) or trained model paths "
+                   "(runs/x/model.zip, an RLlib checkpoint folder)")
     p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
     p.add_argument("--game", type=int, default=0,
                    help="game id of that seed (default: %(default)s)")
@@ -91,7 +92,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--no-check", action="store_true",
                    help="with --load: do not rebuild the recorded states through the core")
     p.add_argument("--title", help="the page title (default: 'Spit replay: A vs B')")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = p.parse_args(argv)
     if args.load is None and args.players is None:
         p.error("give --players A,B to play a game, or --load RECORD.json to draw a saved one")
@@ -135,12 +136,14 @@ def main(argv=None) -> dict:
         except ValueError as err:
             sys.exit(f"error: {err}")
     else:
-        from tqdm import tqdm
+        from spit_env.progress import Progress
 
         config = SpitConfig(latency=Latency.parse(args.latency))
-        with tqdm(desc="playing", unit=" steps", disable=args.quiet) as bar:
+        # the game's length is not known before its end: steps so far, the rate, no ETA
+        with Progress(None, f"playing game {args.game} of seed {args.seed}", unit="steps",
+                      enabled=not args.quiet) as progress:
             record = play_game(args.player_list, config=config, seed=args.seed, game_id=args.game,
-                               progress=bar.update)
+                               progress=progress)
     o = record["outcome"]
     names = [p["name"] for p in record["players"]]
     print(f"{names[0]} vs {names[1]}: {o['result']} after {o['rounds']} rounds, "

@@ -19,7 +19,6 @@ loop) costs.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -28,6 +27,8 @@ from pathlib import Path
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+
+from experiments.cli import ArgumentParser
 
 __all__ = ["ReplayVecEnv", "record_bank", "run", "main"]
 
@@ -171,8 +172,8 @@ def main(argv: list[str] | None = None) -> dict:
     Returns:
         the result, as :func:`run` gives it.
     """
-    parser = argparse.ArgumentParser(prog="python -m experiments.sb3_ceiling",
-                                     description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m experiments.sb3_ceiling",
+                            description=__doc__.split("\n\n")[0])
     parser.add_argument("--total-timesteps", type=int, default=262_144,
                         help="learner decisions to train for (default 262144 = 16 rollouts of "
                              "train_ppo's 512 x 32)")

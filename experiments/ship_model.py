@@ -40,7 +40,7 @@ class Args:
     model: tyro.conf.Positional[Path]
     """The model .zip saved by experiments/train_ppo.py (or one of the older format)."""
     out: Path = SHIPPED_PATH
-    """Where to write the small file (default: the package's shipped model)."""
+    """Where to write the small file (the default is the package's shipped model)."""
     half: bool = True
     """Store the weights as float16 (half the size; loaded back as float32)."""
 
@@ -69,7 +69,9 @@ def ship(model_path, out, half: bool = True) -> int:
 
 def main(argv=None) -> int:
     """Command-line entry point."""
-    args = tyro.cli(Args, args=argv, prog="python -m experiments.ship_model",
+    from experiments.cli import tyro_cli
+
+    args = tyro_cli(Args, argv, prog="python -m experiments.ship_model",
                     description=__doc__.split("\n\n")[0])
     try:
         size = ship(args.model, args.out, half=args.half)

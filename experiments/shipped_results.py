@@ -21,8 +21,6 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import tyro
-
 __all__ = ["Args", "main", "evaluate_shipped", "markdown"]
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -109,7 +107,9 @@ def markdown(result: dict) -> str:
 
 def main(argv=None) -> int:
     """Command-line entry point."""
-    args = tyro.cli(Args, args=argv, prog="python -m experiments.shipped_results",
+    from experiments.cli import tyro_cli
+
+    args = tyro_cli(Args, argv, prog="python -m experiments.shipped_results",
                     description=__doc__.split("\n\n")[0])
     from agents.ppo import SHIPPED_MODEL, shipped_model_path
 

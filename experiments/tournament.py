@@ -39,6 +39,7 @@ from agents.arena import (
     plot_winrate_matrix,
     round_robin,
 )
+from experiments.cli import ArgumentParser, player_help
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
@@ -71,16 +72,16 @@ def write_csv(result: dict, path: str | Path) -> None:
 
 # --- command line ------------------------------------------------------------------------------
 def _parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m experiments.tournament",
         description="Round robin of Spit policies (bots and trained models) with duplicate deals "
         "(each deal played twice, seats swapped), win rates with 95% Wilson intervals, "
         "Bradley-Terry ratings; optionally the latency study of one bot.",
     )
     p.add_argument("--players", default="random,greedy,chain,racer",
-                   help="comma-separated policy names (ppo: the trained model shipped with the "
-                        "package), profiles name@latency, or paths of trained models (model.zip) "
-                        "(default: %(default)s)")
+                   help=f"comma-separated players: policy names ({player_help()}), profiles "
+                        "name@latency, or paths of trained models (model.zip, an RLlib "
+                        "checkpoint folder) (default: %(default)s)")
     p.add_argument("--games", type=int, default=200,
                    help="duplicate deals per pairing; each is played twice "
                         "(default: %(default)s)")
@@ -103,7 +104,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--latency-json", type=Path, help="write the latency curve as JSON here")
     p.add_argument("--latency-plot", type=Path, help="write the latency curve PNG here")
     p.add_argument("--no-tournament", action="store_true", help="run only the latency study")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     p.add_argument("--chunk", type=int, default=1000,
                    help="deals per job (one task on Ray); the table depends on it, not on where "
                    "the jobs run (default: %(default)s)")
@@ -130,10 +131,13 @@ def _parse_args(argv=None) -> argparse.Namespace:
     if args.batch < 1:
         p.error("--batch must be >= 1")
     players = [s.strip() for s in args.players.split(",") if s.strip()]
-    for spec in players + ([args.latency_study] if args.latency_study else []):
+    checked = [("--players", spec) for spec in players]
+    if args.latency_study:
+        checked.append(("--latency-study", args.latency_study))
+    for flag, spec in checked:
         problem = player_error(spec)
         if problem:
-            p.error(f"--players / --latency-study: {problem}")
+            p.error(f"{flag}: {problem}")
     if not args.no_tournament and len(set(players)) < 2:
         p.error(f"--players needs at least 2 distinct players, got {players}")
     try:

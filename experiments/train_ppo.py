@@ -112,6 +112,7 @@ def parse_opponent(spec: str, what: str = "--opponent") -> list[list[tuple[str, 
             the known ones), a bad latency, or mix members with different latencies (the
             latency belongs to the opponent's seat, one per batch).
     """
+    from spit_env.checks import did_you_mean
     from spit_env.policy import parse_profile, registered_policies
 
     if not isinstance(spec, str) or not spec.strip():
@@ -138,7 +139,8 @@ def parse_opponent(spec: str, what: str = "--opponent") -> list[list[tuple[str, 
                 raise ArgumentError(f"{what}: {err}") from None
             if base not in known:  # "ppo" is the shipped model (agents.make("ppo"))
                 raise ArgumentError(
-                    f"{what}: unknown opponent {base!r} in {spec!r}; known policies: {known}"
+                    f"{what}: unknown opponent {base!r} in {spec!r}{did_you_mean(base, known)}; "
+                    f"known policies: {known}"
                 )
             members.append((name, w))
         if sum(w for _, w in members) <= 0:
@@ -277,20 +279,22 @@ def train(args: Args) -> dict:
     from agents.ppo_model import new_model, save_model
     from experiments.ppo.envs import make_training_env
     from experiments.ppo.evaluation import (
+        bot_levels,
         evaluate,
         plot_learning_curve,
         print_table,
         resolve_eval_opponents,
     )
-    from experiments.ppo.progress import progress_callback
+    from experiments.ppo.progress import ProgressCallback, training_progress
     from experiments.ppo.schedule import (
+        Checkpoints,
         OpponentSchedule,
-        PortableCheckpoints,
         ScheduleCallback,
         stage_label,
     )
     from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data
     from spit_env.policy import make_policy
+    from spit_env.progress import Progress
 
     torch.set_num_threads(args.torch_threads)
     out = Path(args.out) if args.out is not None else default_out(args)
@@ -341,21 +345,28 @@ def train(args: Args) -> dict:
     # The warm start (a fresh network only): the teacher in the learner's seat against the first
     # opponent, on games of a seed distinct from the training games'.
     bc = None
+    show = args.progress_bar
     if args.bc_steps and args.resume is None:
         t = time.perf_counter()
         bc_seed = int(np.random.SeedSequence([args.seed, 0xBC]).generate_state(1)[0])
         _, _, bc_env = make_training_env(groups=1, seed=bc_seed, **env_options)
-        data = collect_teacher_data(bc_env, make_policy(args.bc_teacher), args.bc_samples,
-                                    np.random.default_rng(bc_seed), input_options(model))
+        with Progress(args.bc_samples, f"warm start: {args.bc_teacher}'s moves",
+                      unit="samples", enabled=show) as progress:
+            data = collect_teacher_data(bc_env, make_policy(args.bc_teacher), args.bc_samples,
+                                        np.random.default_rng(bc_seed), input_options(model),
+                                        progress=progress)
         bc_env.close()
         t_collect = time.perf_counter() - t
-        bc = behaviour_clone(model, *data, steps=args.bc_steps, batch_size=args.bc_batch_size,
-                             learning_rate=args.bc_learning_rate, seed=args.seed)
+        with Progress(args.bc_steps, "warm start: fitting the actor", unit="steps",
+                      enabled=show) as progress:
+            bc = behaviour_clone(model, *data, steps=args.bc_steps, batch_size=args.bc_batch_size,
+                                 learning_rate=args.bc_learning_rate, seed=args.seed,
+                                 progress=progress)
         bc.update(teacher=args.bc_teacher, samples=len(data[2]),
                   collect_seconds=round(t_collect, 2), seconds=round(time.perf_counter() - t, 2))
         print(f"behaviour cloning of {args.bc_teacher}: {bc['samples']:,} samples in "
               f"{t_collect:.0f} s, {args.bc_steps} steps, total {bc['seconds']:.0f} s, "
-              f"last loss {bc['loss']:.3f}, accuracy {bc['accuracy']:.3f}")
+              f"last loss {bc['loss']:.3f}, accuracy {bc['accuracy']:.3f}", flush=True)
         del data
     config = {
         **_jsonable(asdict(args)),
@@ -374,9 +385,20 @@ def train(args: Args) -> dict:
 
     # Training, with the opponents' schedule and evaluations in a callback.
     evaluate_with = partial(evaluate, latency=args.eval_latency, seed=args.eval_seed,
-                            max_game_ms=args.eval_max_game_ms)
+                            max_game_ms=args.eval_max_game_ms, show_progress=show)
     evaluate_during = partial(evaluate, latency=args.eval_latency, seed=args.eval_during_seed,
-                              max_game_ms=args.eval_max_game_ms)
+                              max_game_ms=args.eval_max_game_ms, show_progress=show)
+    levels = previous.get("levels")
+    if args.eval_freq and args.eval_levels and not levels:
+        # the bots' own levels on the held-out deals: the learning curve's reference lines
+        t = time.perf_counter()
+        reference = args.bc_teacher if args.bc_steps else eval_opponents[-1]
+        levels = bot_levels(reference, eval_opponents, args.eval_games_during,
+                            latency=args.eval_latency, seed=args.eval_during_seed,
+                            max_game_ms=args.eval_max_game_ms, show_progress=show)
+        levels_seconds = time.perf_counter() - t
+    else:
+        levels_seconds = 0.0
     schedule = OpponentSchedule(
         stages, groups, evaluate_during, eval_opponents, eval_freq=args.eval_freq,
         eval_deals=args.eval_games_during, total_timesteps=args.total_timesteps,
@@ -389,15 +411,17 @@ def train(args: Args) -> dict:
         schedule.history = previous.get("history", [])
         schedule.episode_curve = [tuple(p) for p in previous.get("episode_reward", [])]
     schedule.on_start(model)
-    callback = ScheduleCallback(schedule)
-    callbacks = [callback]
+    rollout = args.num_envs * args.n_steps  # SB3 trains whole rollouts
+    steps_planned = -(-args.total_timesteps // rollout) * rollout
+    progress = training_progress(steps_planned, lines=args.progress_lines,
+                                 latest_eval=schedule.latest_eval, enabled=show)
+    callback = ScheduleCallback(schedule, progress)
+    callbacks = [callback, ProgressCallback(progress)]
     if args.checkpoint_freq:
-        callbacks.append(PortableCheckpoints(
+        callbacks.append(Checkpoints(
             save_freq=max(args.checkpoint_freq // args.num_envs, 1),
-            save_path=str(out / "checkpoints"), name_prefix="ppo"))
-    if args.progress_bar:  # a bar on a terminal, plain lines in a log file
-        callbacks.append(progress_callback(args.total_timesteps, args.progress_lines,
-                                           latest_eval=schedule.latest_eval))
+            save_path=str(out / "checkpoints"), name_prefix="ppo",
+            until=start_steps + steps_planned - rollout))
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.total_timesteps, callback=CallbackList(callbacks),
                 reset_num_timesteps=args.resume is None, tb_log_name="ppo")
@@ -407,18 +431,21 @@ def train(args: Args) -> dict:
         callback.seconds += time.perf_counter() - t
     learn_seconds = time.perf_counter() - t0
     kept = {"timesteps": int(model.num_timesteps), "kept": "last"}
-    if args.keep_best:
+    if args.keep_best:  # one copy of each: model.zip (the best) and last_model.zip
         save_model(model, out / "last_model.zip")
         model.set_parameters(str(out / "best_model.zip"), device="cpu")
+        (out / "best_model.zip").replace(out / "model.zip")
         kept = {**schedule.best, "kept": "best"}
         print(f"kept the best model: {kept['timesteps']:,} steps, mean win rate "
               f"{kept['score']:.3f} on the held-out deals (last model: "
-              f"{schedule.history[-1]['score']:.3f})")
-    save_model(model, out / "model.zip")
+              f"{schedule.history[-1]['score']:.3f})", flush=True)
+    else:
+        save_model(model, out / "model.zip")
 
     # The final evaluation and the reports.
     t1 = time.perf_counter()
-    final_results = evaluate_with(model, eval_opponents, args.eval_games)
+    final_results = evaluate_with(model, eval_opponents, args.eval_games,
+                                  desc="final evaluation")
     final_eval_seconds = time.perf_counter() - t1
     steps = int(model.num_timesteps) - start_steps
     train_seconds = learn_seconds - callback.seconds
@@ -427,8 +454,9 @@ def train(args: Args) -> dict:
         "learn_seconds": round(learn_seconds, 2),
         "train_seconds_excluding_eval": round(train_seconds, 2),
         "eval_during_training_seconds": round(callback.seconds, 2),
+        "bot_levels_seconds": round(levels_seconds, 2),
         "final_eval_seconds": round(final_eval_seconds, 2),
-        "total_seconds": round(learn_seconds + final_eval_seconds, 2),
+        "total_seconds": round(learn_seconds + final_eval_seconds + levels_seconds, 2),
         "env_seconds": round(timer.seconds, 2),
         "env_share_of_training": round(timer.seconds / max(train_seconds, 1e-9), 4),
         "steps_per_second": round(steps / max(train_seconds, 1e-9), 1),
@@ -439,6 +467,7 @@ def train(args: Args) -> dict:
     result = {
         "config": config,
         "history": schedule.history,
+        "levels": levels,
         "episode_reward": schedule.episode_curve,
         "stages": previous.get("stages", []) + schedule.stage_log,
         "kept_model": kept,
@@ -466,10 +495,10 @@ def train(args: Args) -> dict:
 
 def main(argv=None) -> int:
     """Command-line entry point: parse with tyro, train, print the evaluation table."""
-    import tyro
+    from experiments.cli import help_values, tyro_cli
 
-    args = tyro.cli(Args, args=argv, prog="python -m experiments.train_ppo",
-                    description=__doc__.split("\n\n")[0])
+    args = tyro_cli(Args, argv, prog="python -m experiments.train_ppo",
+                    description=__doc__.split("\n\n")[0], fill=help_values())
     try:
         train(args)
     except ArgumentError as err:

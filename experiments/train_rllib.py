@@ -42,7 +42,9 @@ Needs the ``scale`` extra (``pip install -c constraints.txt -e ".[scale]"``).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -67,7 +69,7 @@ class Args:
     """Policy mapping: "bot" = the learner in one seat (drawn per game) against --opponent,
     which RLlib runs but does not train; "self-play" = one shared policy in both seats."""
     opponent: str = "greedy"
-    """The bot of --mode bot: a registered policy name (random, greedy, chain, racer)."""
+    """The bot of --mode bot: one of {rllib_bots}."""
     vector_env: bool = True
     """--mode bot on Spit-v0's native vector env (one batched core per env runner, the bot
     inside it); --no-vector-env: on the PettingZoo path, the bot as an untrained RLlib module."""
@@ -119,7 +121,7 @@ class Args:
     eval_games: int = 1000
     """Duplicate deals of the final evaluation against each opponent (0 = no evaluation)."""
     eval_opponents: tuple[str, ...] = ("random", "greedy")
-    """Bots the final evaluation plays (registered names or profiles)."""
+    """Bots the final evaluation plays (names or profiles of {rllib_bots})."""
     eval_seed: int = 2024
     """Seed of the evaluation deals (train_ppo's default, so the two scripts' figures compare)."""
     eval_max_game_ms: int = 1_800_000
@@ -129,9 +131,17 @@ class Args:
     """torch threads of the learner in this process (more contend with the env runners on a
     small machine)."""
     progress_bar: bool = True
-    """Show a progress bar over the iterations."""
+    """Show the progress of the iterations and of the final evaluation: a bar when stderr is a
+    terminal, otherwise (a log file, CI) plain lines with the count, the rate and the ETA."""
     json: Path | None = None
     """Also write the metrics (as <out>/metrics.json) to this file at the end."""
+
+
+def rllib_bots() -> list[str]:
+    """The registered bots RLlib can run as the opponent module (not the trained models)."""
+    from spit_env.policy import registered_policies
+
+    return [n for n in registered_policies() if n not in ("ppo", "rllib")]
 
 
 class ArgumentError(ValueError):
@@ -149,9 +159,10 @@ def validate(args: Args) -> None:
         ArgumentError: naming the argument and what is allowed.
     """
     from experiments.cluster.connect import parse_address
+    from spit_env.checks import did_you_mean
     from spit_env.config import SpitConfig
     from spit_env.latency import Latency
-    from spit_env.policy import parse_profile, registered_policies
+    from spit_env.policy import parse_profile
 
     if args.num_envs_per_runner is not None and args.num_envs_per_runner < 1:
         raise ArgumentError(f"--num-envs-per-runner must be >= 1, got {args.num_envs_per_runner}")
@@ -178,11 +189,11 @@ def validate(args: Args) -> None:
     if not args.hiddens or any(h < 1 for h in args.hiddens):
         raise ArgumentError(
             f"--hiddens must be one or more positive layer sizes, got {args.hiddens}")
-    bots = [n for n in registered_policies() if n not in ("ppo", "rllib")]
+    bots = rllib_bots()
     if args.opponent not in bots:
         raise ArgumentError(
             f"--opponent must be a registered bot {bots} (both seats' latency is --latency), "
-            f"got {args.opponent!r}"
+            f"got {args.opponent!r}{did_you_mean(args.opponent, bots)}"
         )
     for spec in args.eval_opponents:
         try:
@@ -190,7 +201,8 @@ def validate(args: Args) -> None:
         except ValueError as err:
             raise ArgumentError(f"--eval-opponents: {err}") from None
         if name not in bots:
-            raise ArgumentError(f"--eval-opponents: {spec!r} is not a registered bot {bots}")
+            raise ArgumentError(f"--eval-opponents: {spec!r} is not a registered bot {bots}"
+                                f"{did_you_mean(name, bots)}")
     try:
         Latency.parse(args.latency)
     except ValueError as err:
@@ -311,7 +323,7 @@ def _write(path: Path, data: dict) -> None:
 
 
 def evaluate(checkpoint: Path, opponents, deals: int, *, latency: str, seed: int,
-             max_game_ms: int, runner=None) -> dict[str, dict]:
+             max_game_ms: int, runner=None, show_progress: bool = True) -> dict[str, dict]:
     """Win rate of the checkpoint's learner (deterministic) against each opponent.
 
     Args:
@@ -322,22 +334,35 @@ def evaluate(checkpoint: Path, opponents, deals: int, *, latency: str, seed: int
         seed: the game seed of the deals.
         max_game_ms: simulated ms after which a game is truncated (D16).
         runner: runs the pairings' jobs, as in ``agents.arena.play_pairing`` (None: here).
+        show_progress: each opponent's games show their progress (``spit_env.progress``).
 
     Returns:
         ``{opponent: PairingResult as a dict}`` (win_rate, ci_low, ci_high, games, ...).
     """
-    from agents.arena import Player, play_pairing
-    from spit_env.config import SpitConfig
-    from spit_env.latency import Latency
+    from agents.arena import Player
+    from experiments.ppo.evaluation import evaluate as evaluate_player
 
-    config = SpitConfig(latency=Latency.parse(latency), max_game_ms=max_game_ms)
     me = Player("rllib", "rllib", None, {"path": str(checkpoint)})
-    results = {}
-    for spec in opponents:
-        res = play_pairing(me, spec, deals, config=config, seed=seed,
-                           batch_size=min(1024, deals), runner=runner)
-        results[spec] = asdict(res)
-    return results
+    return evaluate_player(me, opponents, deals, latency=latency, seed=seed,
+                           max_game_ms=max_game_ms, runner=runner, desc="final evaluation",
+                           show_progress=show_progress)
+
+
+@contextlib.contextmanager
+def _without_api_stack_notice():
+    # RLlib logs a WARNING on every run that PPO runs on the new API stack, its default (which
+    # this script asks for): that one record is dropped, every other warning still shows
+    class Drop(logging.Filter):
+        def filter(self, record):
+            return "on the new API stack!" not in record.getMessage()
+
+    log = logging.getLogger("ray.rllib.algorithms.algorithm_config")
+    drop = Drop()
+    log.addFilter(drop)
+    try:
+        yield
+    finally:
+        log.removeFilter(drop)
 
 
 def train(args: Args) -> dict:
@@ -353,12 +378,12 @@ def train(args: Args) -> dict:
 
     require_ray()
     import torch
-    from tqdm import tqdm
 
     from experiments.cluster.connect import ray_session
     from experiments.cluster.tasks import run_jobs_on_ray
     from spit_env.config import SpitConfig
     from spit_env.latency import Latency
+    from spit_env.progress import Progress, counted
 
     torch.set_num_threads(args.torch_threads)
     out = (Path(args.out) if args.out is not None
@@ -368,26 +393,45 @@ def train(args: Args) -> dict:
     metrics: dict = {"args": {k: (str(v) if isinstance(v, Path) else v)
                               for k, v in asdict(args).items()},
                      "iterations": [], "speed": None, "final": None}
+    where = "a local Ray on 127.0.0.1" if args.address is None else f"Ray at {args.address}"
+    print(f"starting {where}...", flush=True)
+    t_ray = time.perf_counter()
     with ray_session(args.address, num_cpus=num_cpus, timeout_s=args.connect_timeout) as ray:
+        ray_seconds = time.perf_counter() - t_ray
         cpus = int(ray.cluster_resources().get("CPU", 0))
         if args.num_env_runners > cpus:
             raise ArgumentError(f"--num-env-runners ({args.num_env_runners}) needs that many "
                                 f"CPUs; the Ray cluster has {cpus}")
         out.mkdir(parents=True, exist_ok=True)
+        t_build = time.perf_counter()
+        with _without_api_stack_notice():
+            algo = build_config(args, spit_config).build_algo()
+        build_seconds = time.perf_counter() - t_build
         metrics["ray"] = {"address": args.address or "local", "cpus": cpus,
-                          "version": ray.__version__}
-        algo = build_config(args, spit_config).build_algo()
+                          "version": ray.__version__, "start_seconds": round(ray_seconds, 2),
+                          "build_seconds": round(build_seconds, 2)}
+        print(f"Ray ready in {ray_seconds:.1f} s ({cpus} CPUs), the algorithm and its "
+              f"{counted(args.num_env_runners, 'env runner')} in {build_seconds:.1f} s",
+              flush=True)
         try:
             t0 = time.perf_counter()
-            bar = tqdm(range(args.iterations), desc="rllib ppo", unit="iter",
-                       disable=not args.progress_bar)
-            for i in bar:
+            last: dict = {}
+
+            def postfix() -> str | None:
+                if not last:
+                    return None
+                ret = last["learner_return_mean"]
+                return (f"{last['env_steps']:,} env steps, learner return "
+                        f"{'n/a' if ret is None else f'{ret:+.2f}'}")
+
+            bar = Progress(args.iterations, "RLlib training", unit="iterations",
+                           enabled=args.progress_bar, postfix=postfix)
+            for i in range(args.iterations):
                 result = algo.train()
                 rec = iteration_record(result, time.perf_counter() - t0)
                 metrics["iterations"].append(rec)
-                ret = rec["learner_return_mean"]
-                bar.set_postfix(env_steps=rec["env_steps"], learner_return=(
-                    "n/a" if ret is None else f"{ret:+.2f}"))
+                last.update(rec)
+                bar.update(1)
                 if args.checkpoint_every and (i + 1) % args.checkpoint_every == 0 \
                         and i + 1 < args.iterations:
                     algo.save_to_path(str((out / "checkpoints" / f"iter_{i + 1:04d}").resolve()))
@@ -419,7 +463,8 @@ def train(args: Args) -> dict:
             t1 = time.perf_counter()
             results = evaluate(checkpoint, args.eval_opponents, args.eval_games,
                                latency=args.latency, seed=args.eval_seed,
-                               max_game_ms=args.eval_max_game_ms, runner=run_jobs_on_ray)
+                               max_game_ms=args.eval_max_game_ms, runner=run_jobs_on_ray,
+                               show_progress=args.progress_bar)
             metrics["final"] = {"deals": args.eval_games, "games_per_opponent": 2 * args.eval_games,
                                 "seed": args.eval_seed, "latency": args.latency,
                                 "seconds": round(time.perf_counter() - t1, 2), "results": results}
@@ -446,13 +491,13 @@ def _print_summary(metrics: dict, out: Path) -> None:
 
 def main(argv=None) -> int:
     """Command-line entry point: parse with tyro, train, print the evaluation."""
-    import tyro
-
     from agents.rllib import RayMissingError
+    from experiments.cli import help_values, tyro_cli
     from experiments.cluster.connect import RayConnectError
 
-    args = tyro.cli(Args, args=argv, prog="python -m experiments.train_rllib",
-                    description=__doc__.split("\n\n")[0])
+    args = tyro_cli(Args, argv, prog="python -m experiments.train_rllib",
+                    description=__doc__.split("\n\n")[0],
+                    fill=help_values(rllib_bots=", ".join(rllib_bots())))
     try:
         train(args)
     except (ArgumentError, RayMissingError) as err:

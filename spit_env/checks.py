@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-__all__ = ["is_int", "check_int", "check_bool", "check_number", "check_choice"]
+__all__ = ["is_int", "check_int", "check_bool", "check_number", "check_choice", "did_you_mean"]
 
 
 def is_int(value) -> bool:
@@ -89,12 +89,32 @@ def _same(choice, value) -> bool:
         return False
 
 
+def did_you_mean(value, known) -> str:
+    """" (did you mean 'greedy'?)" for the known name nearest a mistyped one (difflib), or "".
+
+    Args:
+        value: the name given.
+        known: the names allowed (only strings are compared).
+    """
+    import difflib
+
+    if not isinstance(value, str):
+        return ""
+    names = [k for k in known if isinstance(k, str)]
+    near = difflib.get_close_matches(value, names, n=1, cutoff=0.6)
+    if not near:  # a case slip ("Greedy") is near too
+        near = [k for k in names if k.lower() == value.lower()][:1]
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
 def check_choice(name: str, value, choices):
     """``value`` if it equals one of ``choices`` (a bool only matches a bool choice).
 
     Raises:
-        ValueError: "<name> must be one of [...], got <value>".
+        ValueError: "<name> must be one of [...], got <value>", with the nearest choice
+            suggested (:func:`did_you_mean`).
     """
     if not any(_same(c, value) for c in choices):
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}"
+                         f"{did_you_mean(value, choices)}")
     return value

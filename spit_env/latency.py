@@ -28,7 +28,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .checks import check_number, is_int
+from .checks import check_number, did_you_mean, is_int
 
 TABLE_SIZE = 1 << 16
 
@@ -131,7 +131,8 @@ class Latency:
             ValueError: an unknown name.
         """
         if name not in PRESETS:
-            raise ValueError(f"latency preset must be one of {sorted(PRESETS)}, got {name!r}")
+            raise ValueError(f"latency preset must be one of {sorted(PRESETS)}, got {name!r}"
+                             f"{did_you_mean(name, PRESETS)}")
         mean, std = PRESETS[name]
         return cls("lognormal", mean, std, PRESET_MIN_MS, name)
 

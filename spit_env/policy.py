@@ -49,8 +49,8 @@ callable ``factory(**kwargs) -> Policy``; this project declares its bots in its 
 An entry's module is imported only when its name is first asked for, so ``spit_env`` names no
 bot package and imports nothing above itself (import direction rules <- core <- adapters <-
 agents). Entry points are part of a distribution's installed metadata: after adding one, install
-the package again (``pip install -e .``). A plug-in that fails to import, for example because
-another installed package of the same top-level name shadows its module, raises
+the package again (``pip install -c constraints.txt -e .``). A plug-in that fails to import, for
+example because another installed package of the same top-level name shadows its module, raises
 :class:`PolicyPluginError` saying which entry point failed and where its module was found.
 """
 
@@ -64,6 +64,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from . import core
+from .checks import did_you_mean
 from .config import SpitConfig
 from .latency import Latency
 from .rules import N_ACTIONS
@@ -192,7 +193,8 @@ def _load_entry_point(name: str, eps: list) -> Callable[..., Policy]:
             f"policy {name!r} is declared by {_describe(ep)}, but it could not be loaded: {err}. "
             f"The top-level module {top!r} {found}; if that is another package of the same "
             f"name, it shadows the plug-in (uninstall or rename one of them). After changing "
-            f"entry points, install the package again (pip install -e .).") from err
+            f"entry points, install the package again "
+            f"(pip install -c constraints.txt -e .).") from err
     if not callable(factory):
         raise PolicyPluginError(f"policy {name!r}: {_describe(ep)} names {factory!r}, which is "
                                 f"not callable (a factory(**kwargs) -> Policy is needed)")
@@ -246,10 +248,11 @@ def make_policy(spec, **kwargs) -> Policy:
             declared = _entry_points().get(name)
             factory = None if declared is None else _load_entry_point(name, declared)
         if factory is None:
+            known = registered_policies()
             raise ValueError(
-                f"unknown policy {name!r}; known policies: {registered_policies()} (registered "
-                f"with register_policy or declared by an installed distribution in the "
-                f"entry-point group {ENTRY_POINT_GROUP!r})")
+                f"unknown policy {name!r}{did_you_mean(name, known)}; known policies: {known} "
+                f"(registered with register_policy or declared by an installed distribution in "
+                f"the entry-point group {ENTRY_POINT_GROUP!r})")
         return factory(**kwargs)
     if callable(spec):
         if kwargs:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 INSTALL = ("install Chromium (Debian: apt-get install chromium) and Playwright "
-           "(pip install -e '.[browser]'); .ci/run does both")
+           "(pip install -c constraints.txt -e '.[browser]'); .ci/run does both")
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-extensions"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -204,6 +205,12 @@ def bot_run(tmp_path_factory) -> Path:
                 "--json", str(out / "copy" / "metrics.json"), *TINY)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "env steps/s" in proc.stdout and "vs   greedy" in proc.stdout
+    # the local start is quiet and timed: no notices of the default API stack or of token
+    # authentication (a Ray bound to 127.0.0.1), no dashboard
+    assert re.search(r"Ray ready in [\d.]+ s \(2 CPUs\), the algorithm and its 1 env runner in",
+                     proc.stdout), proc.stdout[-2000:]
+    assert "on the new API stack" not in proc.stderr and "token" not in proc.stderr.lower()
+    assert "dashboard" not in proc.stderr.lower()
     return out
 
 

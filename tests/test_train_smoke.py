@@ -35,8 +35,13 @@ TINY = [
     "--no-progress-bar", "--no-tensorboard", "--bc-samples", "300", "--bc-batch-size", "64",
 ]
 
+# Runs that check the model, not the evaluations during training: the final evaluation only
+# (the evaluations from step 0 and the bots' levels are checked by run_dir and the log test).
+TINY_FINAL_EVAL = [*TINY, "--eval-freq", "0"]
 
-def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+
+# the timeout only stops a hang: a tiny run takes 20-110 s, on a loaded machine longer
+def _run(*args: str, timeout: float = 400) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-m", "experiments.train_ppo", *args], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=timeout)
@@ -54,7 +59,10 @@ def run_dir(tmp_path_factory) -> Path:
 def test_training_writes_the_run_folder(run_dir):
     for name in ("model.zip", "eval.json", "config.json", "learning_curve.png"):
         assert (run_dir / name).is_file(), name
-    assert sorted((run_dir / "checkpoints").glob("ppo_*_steps.zip")), "no checkpoint written"
+    saved = sorted(int(p.stem.split("_")[1]) for p in (run_dir / "checkpoints").glob("ppo_*.zip"))
+    assert saved, "no checkpoint written"
+    # none in the last rollout (1,024 steps): model.zip is the final one, kept once
+    assert max(saved) <= json.loads((run_dir / "eval.json").read_text())["final"]["timesteps"] - 1024
     result = json.loads((run_dir / "eval.json").read_text())
     assert json.loads((run_dir / "copy" / "eval_copy.json").read_text()) == result  # --json
     final = result["final"]
@@ -106,7 +114,7 @@ def test_resume_continues_counting(run_dir, tmp_path):
     start = int(checkpoints[-1].stem.split("_")[1])
     # the network's input is the checkpoint's: a differing input flag is noted and ignored
     proc = _run("--total-timesteps", "1024", "--out", str(tmp_path), "--resume",
-                str(checkpoints[-1]), "--no-racer-features", *TINY)
+                str(checkpoints[-1]), "--no-racer-features", *TINY_FINAL_EVAL)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "--racer-features on" in proc.stderr and "ignored" in proc.stderr
     assert json.loads((tmp_path / "config.json").read_text())["racer_features"] is True
@@ -143,26 +151,36 @@ def test_every_model_file_of_a_run_is_portable(run_dir):
 
 
 PROGRESS_LINE = re.compile(
-    r"^progress [\d,]+/[\d,]+ steps \(\d+%\) \| [\d.?]+ steps/s \| elapsed [\d:]+ \| ETA [\d:?]+")
+    r"^training: [\d,]+/[\d,]+ steps \(\d+%\) \| [\d.,?]+ (steps/s|s per step)( without "
+    r"evaluations \(\d\d:\d\d of them; [\d.,]+( s per step)? with\))? \| elapsed [\d:]+ "
+    r"\| ETA [\d:?]+")
 
 
 def test_log_file_gets_progress_lines_and_the_best_model_is_kept(tmp_path):
-    # stdout is a pipe here, not a terminal: the progress shows as plain lines
+    # stderr is a pipe here, not a terminal: the progress shows as plain lines
     args = [a for a in TINY if a != "--no-progress-bar"]
     proc = _run("--total-timesteps", "4096", "--out", str(tmp_path), "--bc-steps", "0",
                 "--progress-lines", "4", "--keep-best", *args)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("progress ")]
-    assert len(lines) >= 4, proc.stdout
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("training: ")]
+    assert len(lines) >= 2, proc.stderr
     assert all(PROGRESS_LINE.match(ln) for ln in lines), lines
     assert "(100%)" in lines[-1] and "ETA 00:00" in lines[-1]
     assert any("last eval @" in ln for ln in lines), "the latest evaluation is not shown"
-    assert "\r" not in proc.stdout, "a progress bar wrote to the log"
+    assert "\r" not in proc.stdout + proc.stderr, "a progress bar wrote to the log"
+    # every long step shows its progress: the evaluations (from step 0) and the final one
+    for start in ("evaluation @0 (start) vs random (2 deals): 4/4 games (100%)",
+                  "final evaluation vs greedy (4 deals): 8/8 games (100%)"):
+        assert any(ln.startswith(start) for ln in proc.stderr.splitlines()), start
+    # the rate the last line shows is the summary's
+    rate = re.search(r"\| ([\d,.]+) steps/s without", lines[-1])
+    assert rate and f"({rate.group(1)} steps/s training" in proc.stdout
 
     result = json.loads((tmp_path / "eval.json").read_text())
     history = result["history"]
     assert result["config"]["eval_during_seed"] != result["config"]["eval_seed"]
     assert history[-1]["timesteps"] >= 4096, "the last model was not evaluated"
+    assert history[0]["timesteps"] == 0 and history[0]["start"], "no evaluation at step 0"
     best = max(history, key=lambda h: h["score"])
     kept = result["kept_model"]
     assert kept["kept"] == "best" and kept["score"] == best["score"]
@@ -170,16 +188,12 @@ def test_log_file_gets_progress_lines_and_the_best_model_is_kept(tmp_path):
     for h in history:
         rates = [h["results"][name]["win_rate"] for name in ("random", "greedy")]
         assert h["score"] == pytest.approx(np.mean(rates))
-    # model.zip holds the best model's weights; the last one is kept beside it
-    import torch
-
+    # model.zip is the best model (one copy: no best_model.zip beside it); the last one is kept
     from agents.ppo import load_model
 
-    kept_model, best_model, last = (load_model(tmp_path / n) for n in
-                                    ("model.zip", "best_model.zip", "last_model.zip"))
-    for k, v in kept_model.policy.state_dict().items():
-        assert torch.equal(v, best_model.policy.state_dict()[k]), k
-    assert last.num_timesteps >= 4096
+    assert not (tmp_path / "best_model.zip").exists()
+    kept_model, last = (load_model(tmp_path / n) for n in ("model.zip", "last_model.zip"))
+    assert kept_model.num_timesteps == kept["timesteps"] and last.num_timesteps >= 4096
 
 
 def test_keep_best_needs_held_out_deals(tmp_path):
@@ -188,29 +202,28 @@ def test_keep_best_needs_held_out_deals(tmp_path):
     assert proc.returncode == 2 and "--eval-during-seed" in proc.stderr
 
 
-def test_progress_line_reports_rate_elapsed_eta_and_the_last_evaluation():
+def test_progress_line_reports_the_training_rate_without_evaluations_and_the_last_one():
     import io
 
-    from experiments.ppo.progress import ProgressLines, progress_callback
+    from experiments.ppo.progress import training_progress
 
-    lines = ProgressLines(1_000_000, 50_000, latest_eval=lambda: (200_000, {"racer": 0.4712}))
-    text = lines.line(250_000, 100.0)
-    assert text.startswith("progress 250,000/1,000,000 steps (25%) | 2500.00 steps/s")
-    assert "elapsed 01:40" in text and "ETA 05:00" in text  # 750,000 steps at 2,500/s
-    assert text.endswith("| last eval @200,000: racer 0.47")
-    assert "last eval" not in ProgressLines(10, 5).line(5, 1.0)
-    with pytest.raises(ValueError, match="every"):
-        ProgressLines(10, 0)
-    # a terminal gets SB3's bar, anything else the lines
-    from stable_baselines3.common.callbacks import ProgressBarCallback
-
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    assert isinstance(progress_callback(100, stream=Tty()), ProgressBarCallback)
-    plain = progress_callback(100, lines=4, stream=io.StringIO())
-    assert isinstance(plain, ProgressLines) and plain.every == 25
+    clock = [0.0]
+    out = io.StringIO()
+    latest = [None]
+    progress = training_progress(1_000_000, lines=4, latest_eval=lambda: latest[0], stream=out,
+                                 clock=lambda: clock[0])
+    with progress.paused():  # the evaluation at step 0
+        clock[0] += 50.0
+    latest[0] = (0, {"racer": 0.4712})
+    clock[0] += 100.0
+    progress.update(250_000)
+    text = out.getvalue().splitlines()[-1]
+    assert text.startswith("training: 250,000/1,000,000 steps (25%) | 2,500 steps/s without "
+                           "evaluations (00:50 of them; 1,667 with)")
+    assert "elapsed 02:30" in text and "ETA 07:30" in text  # 750,000 steps at the wall rate
+    assert text.endswith("| last eval @0: racer 0.47")
+    with pytest.raises(ValueError, match="total_timesteps"):
+        training_progress(0)
 
 
 def test_model_without_mask_input_still_plays(tmp_path):
@@ -220,7 +233,7 @@ def test_model_without_mask_input_still_plays(tmp_path):
     from spit_env.rules import OBS_DIM
 
     proc = _run("--total-timesteps", "1024", "--out", str(tmp_path), "--no-obs-mask",
-                "--no-racer-features", "--bc-steps", "0", *TINY)
+                "--no-racer-features", "--bc-steps", "0", *TINY_FINAL_EVAL)
     assert proc.returncode == 0, proc.stderr[-3000:]
     policy = make_policy("ppo", path=tmp_path / "model.zip")
     assert not policy.options.get("obs_mask")
@@ -347,7 +360,7 @@ def test_model_without_racer_features_plays(tmp_path):
 
     # the input of models trained before --racer-features became the default: D + 23
     proc = _run("--total-timesteps", "1024", "--out", str(tmp_path), "--no-racer-features",
-                "--bc-steps", "3", *TINY)
+                "--bc-steps", "3", *TINY_FINAL_EVAL)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads((tmp_path / "config.json").read_text())["racer_features"] is False
     policy = make_policy("ppo", path=tmp_path / "model.zip")
@@ -458,7 +471,7 @@ def test_league_weighting_gives_more_rows_to_the_opponents_the_agent_loses_to():
     rates = {"random": 0.9, "greedy": 0.5, "racer": 0.3}
     asked = []
 
-    def evaluate(model, specs, deals):
+    def evaluate(model, specs, deals, desc=""):
         asked.append(list(specs))
         return {s: {"win_rate": rates[s]} for s in specs}
 

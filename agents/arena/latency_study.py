@@ -15,6 +15,7 @@ from agents.arena.match import Player
 from agents.arena.pairings import Runner, play_pairing
 from spit_env.config import SpitConfig
 from spit_env.latency import PRESET_MIN_MS, Latency
+from spit_env.progress import Progress, counted
 
 __all__ = ["study_latency", "latency_curve"]
 
@@ -41,17 +42,16 @@ def latency_curve(bot: str, means_ms: Sequence[float], deals: int, *,
         ValueError: a bad reference latency, an unknown bot, or as
             :func:`agents.arena.play_pairing`.
     """
-    from tqdm import tqdm
-
     ref = Latency.parse(reference)
-    bar = tqdm(total=len(means_ms) * 2 * deals, desc=f"latency study {bot}", unit="game",
-               disable=not show_progress)
+    bar = Progress(len(means_ms) * 2 * deals,
+                   f"latency study of {bot} ({counted(len(means_ms), 'point')})",
+                   unit="games", enabled=show_progress)
     points = []
     for m in means_ms:
         fast = Player(f"{bot}@{m:g}ms", bot, study_latency(m))
         base = Player(f"{bot}@{ref.label}", bot, ref)
         res = play_pairing(fast, base, deals, config=config, seed=seed, batch_size=batch_size,
-                           progress=bar.update, runner=runner)
+                           progress=bar, runner=runner)
         points.append({"mean_ms": float(m), "win_rate": res.win_rate, "ci_low": res.ci_low,
                        "ci_high": res.ci_high, "games": res.games, "draws": res.draws})
     bar.close()

@@ -12,6 +12,7 @@ from agents.arena.match import Player, run_games
 from agents.arena.stats import bradley_terry, wilson_interval
 from spit_env.checks import check_int
 from spit_env.config import SpitConfig
+from spit_env.progress import Progress, counted
 
 __all__ = ["PairingResult", "GameJob", "Runner", "run_jobs_locally", "pairing_jobs",
            "pairing_result", "play_pairing", "round_robin"]
@@ -154,6 +155,9 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     ``experiments.cluster.tasks.run_jobs_on_ray``: as Ray tasks). The result does not depend
     on the runner.
 
+    With ``show_progress``, the games show their progress (``spit_env.progress``: a bar on a
+    terminal, plain lines in a log), games done of all the pairings' games.
+
     Returns:
         a JSON-serialisable dict: "players", "deals", "seed", "config", "pairings" (list of
         PairingResult dicts), "win_rate" / "ci_low" / "ci_high" ((K, K) nested lists, row
@@ -163,8 +167,6 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     Raises:
         ValueError: fewer than 2 players, duplicate labels, or as :func:`play_pairing`.
     """
-    from tqdm import tqdm
-
     players = [Player.parse(p) for p in players]
     labels = [p.label for p in players]
     if len(players) < 2 or len(set(labels)) != len(labels):
@@ -172,11 +174,11 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     config = config or SpitConfig()
     k = len(players)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    bar = tqdm(total=len(pairs) * 2 * deals, desc="tournament", unit="game",
-               disable=not show_progress)
+    bar = Progress(len(pairs) * 2 * deals, f"tournament ({counted(len(pairs), 'pairing')})",
+                   unit="games", enabled=show_progress)
     jobs = [pairing_jobs(players[i], players[j], deals, chunk=chunk) for i, j in pairs]
     run_one = partial(_run_job, config=config, seed=seed, batch_size=batch_size)
-    outputs = (runner or run_jobs_locally)([job for js in jobs for job in js], run_one, bar.update)
+    outputs = (runner or run_jobs_locally)([job for js in jobs for job in js], run_one, bar)
     results = []
     score = np.zeros((k, k))
     games = np.zeros((k, k))

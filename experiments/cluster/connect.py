@@ -21,8 +21,8 @@ not a Ray head fails with :class:`RayConnectError` in bounded time and nothing i
 only then does this process join. Ray's own clients would otherwise retry for minutes.
 
 Ray is an optional dependency (the ``scale`` extra): without it, :class:`RayMissingError` says so
-in one line. The cluster's nodes need this package installed (e.g. ``pip install -e ".[scale]"``
-in the same environment on every node).
+in one line. The cluster's nodes need this package installed (e.g.
+``pip install -c constraints.txt -e ".[scale]"`` in the same environment on every node).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import socket
 import subprocess
 import sys
 
-from agents.rllib import RAY_MISSING, RayMissingError, require_ray
+from agents.rllib import RAY_MISSING, RayMissingError
 
 __all__ = ["RAY_MISSING", "RayConnectError", "RayMissingError", "parse_address", "ray_session"]
 
@@ -171,7 +171,7 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     if loopback:
         _keep_to_loopback()
     try:
-        ray = require_ray()
+        ray = _import_ray()
     except RayMissingError:
         _restore(None, saved_env)
         raise
@@ -193,6 +193,16 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
         _restore(ray, saved_env, saved_flag)
 
 
+def _import_ray():
+    # Ray alone: RLlib (a script that needs it checks it with agents.rllib.require_ray) would add
+    # about 7 s of CPU to every start, a tournament's Ray tasks do not use it
+    try:
+        import ray
+    except ImportError as err:
+        raise RayMissingError(RAY_MISSING) from err
+    return ray
+
+
 def _restore(ray, saved_env, saved_flag=None) -> None:
     if saved_env is None:
         os.environ.pop(_CLUSTER_ENV, None)
@@ -206,8 +216,11 @@ def _start(ray, kind, address, host, port, num_cpus, loopback, timeout_s) -> Non
     if kind == "local":
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report from a local run
         try:
+            # quiet: errors only (the notice that token authentication is on does not concern a
+            # Ray bound to 127.0.0.1), and the workers' output stays in Ray's log files (their
+            # errors still reach this process, with their tracebacks)
             ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
-                     _node_ip_address="127.0.0.1", logging_level="WARNING")
+                     _node_ip_address="127.0.0.1", logging_level="ERROR", log_to_driver=False)
         except BaseException:
             ray.shutdown()  # stop whatever part of the local Ray had started
             raise

@@ -1,6 +1,7 @@
 """The arguments of ``experiments.train_ppo`` (:class:`Args`, one documented field per flag).
 
-``python -m experiments.train_ppo --help`` shows them (tyro reads the field docstrings);
+``python -m experiments.train_ppo --help`` shows them (``experiments.cli.tyro_cli``: each field's
+docstring as its help, ``{players}`` and the other placeholders filled from the registry);
 ``experiments.sb3_ceiling`` trains the same model at the same defaults.
 """
 
@@ -21,7 +22,7 @@ class Args:
     """Learner decisions (VecEnv steps summed over games) to train for in this run, rounded up to
     whole rollouts of num_envs * n_steps; with --resume they are added to the checkpoint's count."""
     opponent: str = "greedy"
-    """Opponent: a policy name ("greedy"), a profile ("greedy@expert"), a weighted mix
+    """Opponent: a policy name ({players}), a profile ("greedy@expert"), a weighted mix
     ("random:0.3,greedy:0.7") or a curriculum of those joined by "->" ("random->greedy")."""
     seed: int = 0
     """Seed of the training games, the network initialisation and the sampling."""
@@ -100,7 +101,7 @@ class Args:
     to --bc-teacher's moves before PPO starts (0 = off; the value network is left to PPO; not
     done with --resume). ~1 min at the default sizes."""
     bc_teacher: str = "racer"
-    """The bot (name or profile) whose moves the warm start imitates."""
+    """The policy (name or profile: {players}) whose moves the warm start imitates."""
     bc_samples: int = 300_000
     """(observation, mask, teacher move) pairs collected for the warm start, played by the
     teacher in the learner's seat against the first --opponent stage."""
@@ -119,11 +120,18 @@ class Args:
     """Duplicate deals of the final evaluation against each bot (each deal played twice, seats
     swapped)."""
     eval_freq: int = 500_000
-    """Steps between evaluations during training (0 = only the final one)."""
+    """Steps between evaluations during training, the first at step 0 (after the warm start,
+    before any update), the learning curve's points (0 = only the final evaluation)."""
     eval_games_during: int = 100
-    """Duplicate deals per bot of the evaluations during training."""
+    """Duplicate deals per bot of the evaluations during training (held-out deals, of
+    --eval-during-seed)."""
+    eval_levels: bool = True
+    """With evaluations during training: also play the warm start's teacher (or, without a warm
+    start, the strongest --eval-opponents bot) against the other --eval-opponents on the same
+    held-out deals once, so the learning curve shows the bots' levels as reference lines."""
     eval_opponents: tuple[str, ...] = ("random", "greedy", "strongest")
-    """Bots (names or profiles) the evaluation plays; "strongest" = the strongest bot of agents."""
+    """Bots (names or profiles: {players}) the evaluation plays; "strongest" = the strongest
+    heuristic bot ({strongest})."""
     eval_latency: str = "club"
     """Latency of both seats in the evaluation (a preset name or whole ms)."""
     eval_max_game_ms: int = 1_800_000
@@ -154,11 +162,12 @@ class Args:
     small machine (measured on a 2-core machine: about 20x slower with 2 threads while another
     process was running)."""
     progress_bar: bool = True
-    """Show progress: a bar (tqdm/rich) when stdout is a terminal, otherwise (a log file, CI)
-    --progress-lines plain lines (steps done, steps/s, elapsed, ETA, the latest evaluation)."""
+    """Show the progress of every long step (warm start, training, each evaluation): a bar when
+    stderr is a terminal, otherwise (a log file, CI) plain lines with the count, the rate, the
+    elapsed time and the ETA. The training rate leaves the evaluations out, as the summary does."""
     progress_lines: int = 20
-    """Plain progress lines printed over the run when stdout is not a terminal (one per
-    1/N of the steps)."""
+    """Plain progress lines of the training when stderr is not a terminal (one per 1/N of the
+    steps, and at least one every 30 s)."""
     tensorboard: bool = True
     """Write TensorBoard logs to <out>/tb."""
     verbose: int = 0

@@ -11,6 +11,7 @@ file format (``agents.ppo_model.save_model``) as every model file of a run.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 
@@ -21,8 +22,8 @@ from agents.ppo import PPOPolicy
 from agents.ppo_model import save_model
 from experiments.ppo.envs import OpponentGroups, split_groups
 
-__all__ = ["Stage", "stage_label", "OpponentSchedule", "ScheduleCallback", "LEAGUE_WEIGHTINGS",
-           "loss_weights", "PortableCheckpoints"]
+__all__ = ["Stage", "stage_label", "OpponentSchedule", "ScheduleCallback", "Checkpoints",
+           "LEAGUE_WEIGHTINGS", "loss_weights"]
 
 #: How the members of a mix share the row groups: by their given weights, or by the agent's
 #: losses.
@@ -53,9 +54,11 @@ class OpponentSchedule:
     Args:
         stages: the curriculum, at least one stage.
         groups: the training env's row groups.
-        evaluate: ``evaluate(model, opponent specs, deals) -> {spec: result dict}``.
+        evaluate: ``evaluate(model, opponent specs, deals, desc=...) -> {spec: result dict}``
+            (desc: what the progress lines call the evaluation).
         eval_opponents: the bots every evaluation plays.
-        eval_freq: steps between evaluations during training (0: none).
+        eval_freq: steps between evaluations during training (0: none); the first is at the
+            start, before any update (:class:`ScheduleCallback`).
         eval_deals: duplicate deals per opponent of those evaluations.
         total_timesteps: the steps of this run.
         curriculum_switch: fractions of ``total_timesteps`` at which stages switch.
@@ -64,8 +67,9 @@ class OpponentSchedule:
         self_play_pool: snapshots kept.
         self_play_bot_weight: the bots' share of the groups once the pool is not empty.
         best_path: if given, every evaluation scores the model by its mean win rate over
-            ``eval_opponents`` and saves it here (``model.save``) when it beats the best score
-            so far (SB3's ``EvalCallback`` keeps a best model the same way, by mean reward).
+            ``eval_opponents`` and saves it here (``agents.ppo_model.save_model``) when it beats
+            the best score so far (SB3's ``EvalCallback`` keeps a best model the same way, by
+            mean reward).
         league_weighting: "fixed" (the stage's weights) or "losses": every evaluation during
             training also plays the stage's members, and their shares of the bots' row groups
             become :func:`loss_weights` of the win rates (prioritized fictitious self-play:
@@ -200,19 +204,26 @@ class OpponentSchedule:
         last = self.history[-1]
         return last["timesteps"], {s: r["win_rate"] for s, r in last["results"].items()}
 
-    def evaluate_now(self, model, logger) -> dict:
-        """Evaluate, log the win rates, record them, and switch a threshold curriculum."""
+    def evaluate_now(self, model, logger, *, start: bool = False) -> dict:
+        """Evaluate, log the win rates, record them, and switch a threshold curriculum.
+
+        Args:
+            model: the model being trained.
+            logger: SB3's logger (the win rates go to TensorBoard).
+            start: this is the evaluation at the start of training (before any update).
+        """
         threshold_mode = (self.curriculum_threshold is not None
                           and self.stage < len(self.stages) - 1)
         weighting = self.league_weighting == "losses" and len(self.stages[self.stage]) > 1
         specs = list(self.eval_opponents)
         if threshold_mode or weighting:
             specs += [s for s, _ in self.stages[self.stage] if s not in specs]
-        results = self.evaluate(model, specs, self.eval_deals)
         n = int(model.num_timesteps)
+        results = self.evaluate(model, specs, self.eval_deals,
+                                desc=f"evaluation @{n:,}" + (" (start)" if start else ""))
         score = float(np.mean([results[s]["win_rate"] for s in self.eval_opponents]))
         self.history.append({"timesteps": n, "deals": self.eval_deals, "stage": self.stage,
-                             "score": score, "results": results})
+                             "score": score, "results": results, "start": start})
         for spec, r in results.items():
             logger.record(f"eval/win_rate_{spec}", r["win_rate"])
         logger.record("eval/mean_win_rate", score)
@@ -258,14 +269,38 @@ def loss_weights(win_rates, power: float = 2.0, floor: float = 0.01) -> np.ndarr
 class ScheduleCallback(BaseCallback):
     """Runs an :class:`OpponentSchedule` inside ``model.learn()``.
 
-    After every step it calls ``schedule.on_step`` (its time, evaluations included, is summed
-    in ``seconds``); after every rollout it records the mean episode reward.
+    At the start of training (before the first rollout, so before any update) it evaluates the
+    model when evaluations during training are on and none was made at this step count (the
+    first point of the learning curve: the warm-started model). After every step it calls
+    ``schedule.on_step``; that time, evaluations included, is summed in ``seconds`` and spent
+    inside ``progress.paused()``, so the progress shows the training rate without it. After
+    every rollout it records the mean episode reward.
+
+    Args:
+        schedule: the run's schedule.
+        progress: the run's progress (``spit_env.progress.Progress``), or None.
     """
 
-    def __init__(self, schedule: OpponentSchedule):
+    def __init__(self, schedule: OpponentSchedule, progress=None):
         super().__init__()
         self.schedule = schedule
+        self.progress = progress
         self.seconds = 0.0
+
+    @contextlib.contextmanager
+    def _timed(self):
+        t = time.perf_counter()
+        with self.progress.paused() if self.progress is not None else contextlib.nullcontext():
+            try:
+                yield
+            finally:
+                self.seconds += time.perf_counter() - t
+
+    def _on_training_start(self) -> None:
+        n = int(self.model.num_timesteps)
+        if self.schedule.eval_freq and all(h["timesteps"] != n for h in self.schedule.history):
+            with self._timed():
+                self.schedule.evaluate_now(self.model, self.logger, start=True)
 
     def _on_rollout_end(self) -> None:
         buf = self.model.ep_info_buffer
@@ -274,20 +309,32 @@ class ScheduleCallback(BaseCallback):
                 (int(self.model.num_timesteps), float(np.mean([e["r"] for e in buf]))))
 
     def _on_step(self) -> bool:
-        t = time.perf_counter()
-        self.schedule.on_step(self.model, self.logger)
-        self.seconds += time.perf_counter() - t
+        with self._timed():
+            self.schedule.on_step(self.model, self.logger)
         return True
 
 
-class PortableCheckpoints(CheckpointCallback):
-    """SB3's ``CheckpointCallback`` (same arguments, same file names) writing portable files.
+class Checkpoints(CheckpointCallback):
+    """SB3's ``CheckpointCallback`` writing portable files, without the last rollout's.
 
     Each checkpoint is written by ``agents.ppo_model.save_model`` with Adam's state, so that
-    ``--resume`` continues from it on any version the package admits.
+    ``--resume`` continues from it on any version the package admits. A checkpoint taken after
+    step ``until`` (the start of the last rollout) would hold the model that the run folder's
+    ``model.zip`` holds at the end (give or take that rollout's update), a second copy of the
+    final model; ``model.zip`` is the last checkpoint instead (``--resume`` takes it).
+
+    Args:
+        until: the last step count at which a checkpoint is still taken.
+        **kwargs: as ``CheckpointCallback`` (save_freq, save_path, name_prefix, ...).
     """
 
+    def __init__(self, *, until: int, **kwargs):
+        super().__init__(**kwargs)
+        self.until = int(until)
+
     def _on_step(self) -> bool:
+        if int(self.model.num_timesteps) > self.until:
+            return True
         if self.n_calls % self.save_freq == 0:
             path = self._checkpoint_path(extension="zip")
             save_model(self.model, path)

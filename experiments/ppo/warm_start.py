@@ -16,7 +16,7 @@ __all__ = ["collect_teacher_data", "behaviour_clone"]
 
 
 def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Generator,
-                         options: dict):
+                         options: dict, progress=None):
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
     ``env`` is a training env (``experiments.ppo.envs.make_training_env``): the recorded
@@ -32,6 +32,8 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
         samples: at least this many (observation, mask, move) triples are collected.
         rng: the teacher's random source.
         options: the model's options (``agents.ppo.input_options``).
+        progress: called with the count of triples each step adds (a
+            ``spit_env.progress.Progress``), or None.
 
     Returns:
         (observations (N, D) float32, masks (N, 23) bool, actions (N,) int64), N >= ``samples``.
@@ -51,17 +53,20 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
         all_masks.append(masks[keep])
         all_actions.append(actions[keep])
         n += int(keep.sum())
+        if progress is not None:
+            progress(int(keep.sum()))
         obs, _, _, _ = env.step(actions)
     return np.concatenate(all_obs), np.concatenate(all_masks), np.concatenate(all_actions)
 
 
 def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_size: int,
-                    learning_rate: float, seed: int) -> dict:
+                    learning_rate: float, seed: int, progress=None) -> dict:
     """Fit the actor of ``model`` to the teacher's moves; the value network is untouched.
 
     Masked cross-entropy (illegal logits -inf) over the policy MLP and action head, ``steps``
-    Adam steps on random minibatches of ``batch_size``. The features extractor holds no weights
-    (``agents.ppo_model.SpitFeatures``), so the network's inputs are computed once.
+    Adam steps on random minibatches of ``batch_size``; ``progress`` (if given) is called with 1
+    after each. The features extractor holds no weights (``agents.ppo_model.SpitFeatures``), so
+    the network's inputs are computed once.
 
     Returns:
         {"loss", "accuracy"}: their means over the last 10% of the steps.
@@ -94,5 +99,7 @@ def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_si
         if k >= steps - max(steps // 10, 1):
             losses.append(float(loss.detach()))
             hits.append(float((logits.argmax(1) == act_t[idx]).float().mean()))
+        if progress is not None:
+            progress(1)
     policy.set_training_mode(False)
     return {"loss": float(np.mean(losses)), "accuracy": float(np.mean(hits))}

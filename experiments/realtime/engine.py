@@ -330,8 +330,10 @@ def reaction_summary(reactions: Sequence[Reaction], motor_ms: int) -> dict:
 
     Returns:
         dict: ``moves`` (count), ``median_ms``, ``mean_ms``, ``p10_ms``, ``p90_ms`` (None without
-        moves), ``presets`` {name: {"median_ms", "mean_ms"}} and ``closest`` (the preset whose
-        median is nearest the human's, or None).
+        moves), ``presets`` {name: {"median_ms", "mean_ms"}}, ``closest_median`` (the preset
+        whose median is nearest the human's median) and ``closest_mean`` (the preset whose mean
+        is nearest the human's mean), None without moves. A few slow moves pull the mean up
+        far more than the median, so the two can name different presets.
     """
     presets = {}
     for name in PRESETS:
@@ -340,9 +342,10 @@ def reaction_summary(reactions: Sequence[Reaction], motor_ms: int) -> dict:
     lat = np.array([r.reaction_ms + motor_ms for r in reactions], dtype=float)
     if lat.size == 0:
         return {"moves": 0, "median_ms": None, "mean_ms": None, "p10_ms": None, "p90_ms": None,
-                "presets": presets, "closest": None}
-    median = float(np.median(lat))
-    closest = min(presets, key=lambda n: abs(presets[n]["median_ms"] - median))
-    return {"moves": int(lat.size), "median_ms": median, "mean_ms": float(lat.mean()),
+                "presets": presets, "closest_median": None, "closest_mean": None}
+    median, mean = float(np.median(lat)), float(lat.mean())
+    return {"moves": int(lat.size), "median_ms": median, "mean_ms": mean,
             "p10_ms": float(np.percentile(lat, 10)), "p90_ms": float(np.percentile(lat, 90)),
-            "presets": presets, "closest": closest}
+            "presets": presets,
+            "closest_median": min(presets, key=lambda n: abs(presets[n]["median_ms"] - median)),
+            "closest_mean": min(presets, key=lambda n: abs(presets[n]["mean_ms"] - mean))}

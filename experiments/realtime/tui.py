@@ -4,6 +4,12 @@ Imported only by ``experiments/play.py`` (and its tests): Textual is an optional
 ``[play]`` extra). The app draws the table as cards, maps keys to moves, runs the game against the
 wall clock (``clock``, injectable so tests can drive time) and, at the end, shows the result and
 the human's reaction times beside the latency presets and offers to save the replay.
+
+**Shutdown.** The app survives its own: the tick timer is stopped on every way out (``exit``,
+whatever calls it: Q at the end, Textual's Ctrl+Q, a test) and when the app unmounts, and every
+callback that draws goes through :meth:`PlayApp.show`, which does nothing once the app is
+leaving or its widget is gone (the screen is taken down before the app's timers stop), so a
+last tick, a key or the end screen during teardown touches no widget.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from pathlib import Path
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from experiments.realtime.engine import RealtimeGame, reaction_summary
@@ -196,7 +203,11 @@ def _clock(ms: float) -> str:
 
 
 def summary_lines(game: RealtimeGame) -> list[str]:
-    """The result and the human's reaction times beside the presets, as plain text lines."""
+    """The result and the human's reaction times beside the presets, as plain text lines.
+
+    The human's median and mean latency are each set beside the presets' own, and the preset
+    nearest each is marked, naming the statistic ("<- closest to your median").
+    """
     rec = game.record()
     o = rec["outcome"]
     names = ["you" if p["name"] == "human" else p["name"] for p in rec["players"]]
@@ -214,7 +225,8 @@ def summary_lines(game: RealtimeGame) -> list[str]:
                      f"10%-90% {s['p10_ms']:.0f}-{s['p90_ms']:.0f} ms")
     lines.append("  preset    median    mean")
     for name, p in s["presets"].items():
-        mark = "  <- closest to you" if name == s["closest"] else ""
+        near = [stat for stat in ("median", "mean") if s[f"closest_{stat}"] == name]
+        mark = f"  <- closest to your {' and '.join(near)}" if near else ""
         lines.append(f"  {name:<8} {p['median_ms']:6.0f}  {p['mean_ms']:6.0f}{mark}")
     return lines
 
@@ -229,6 +241,8 @@ class PlayApp(App):
         countdown_ms: the game starts this long after the app does.
         save_to: the replay's path without extension (default ``spit-replay``).
         hints: mark the stock places that have a legal play.
+        tick_s: seconds between two ticks of the game (default 1/60; tests make it short to
+            have the timer fire during the app's shutdown).
     """
 
     TITLE = "Spit"
@@ -240,7 +254,8 @@ class PlayApp(App):
     """
 
     def __init__(self, game: RealtimeGame, *, clock: Callable[[], float] | None = None,
-                 countdown_ms: int = 3000, save_to: Path | None = None, hints: bool = False):
+                 countdown_ms: int = 3000, save_to: Path | None = None, hints: bool = False,
+                 tick_s: float = 1 / 60):
         super().__init__()
         self.game = game
         self.clock = clock or (lambda: time.monotonic() * 1000.0)
@@ -250,6 +265,9 @@ class PlayApp(App):
         self.log_lines: list[Text] = []
         self.saved: list[Path] = []
         self.finished = False
+        self.tick_s = tick_s
+        self._ticker = None
+        self._leaving = False
 
     def compose(self) -> ComposeResult:
         """The three panes: the table, the status lines, the key legend."""
@@ -260,13 +278,49 @@ class PlayApp(App):
     def on_mount(self) -> None:
         """Start the game clock after the countdown and tick 60 times a second."""
         self.game.offset = self.clock() + self.countdown_ms
-        self.query_one("#keys", Static).update(keys_text(self.game))
-        self.set_interval(1 / 60, self.tick)
+        self.show("#keys", keys_text(self.game))
+        self._ticker = self.set_interval(self.tick_s, self.tick)
         self.tick()
+
+    # --- shutdown -----------------------------------------------------------------------------
+    def _stop_ticking(self) -> None:
+        self._leaving = True
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+
+    def exit(self, *args, **kwargs) -> None:
+        """Stop the tick, then leave (Textual's ``App.exit``): every way out comes here."""
+        self._stop_ticking()
+        super().exit(*args, **kwargs)
+
+    def on_unmount(self) -> None:
+        """Stop the tick (if something took the app down without :meth:`exit`)."""
+        self._stop_ticking()
+
+    def show(self, selector: str, content) -> bool:
+        """Put ``content`` in the widget ``selector`` if the app is not leaving and it is there.
+
+        Returns:
+            whether it was shown.
+        """
+        if self._leaving or not self.is_running:
+            return False
+        try:
+            widget = self.query_one(selector, Static)
+        except NoMatches:  # the screen is being taken down
+            return False
+        widget.update(content)
+        return True
 
     # --- time ---------------------------------------------------------------------------------
     def tick(self) -> None:
-        """Advance the game to now and redraw (called 60 times a second, and by tests)."""
+        """Advance the game to now and redraw (called 60 times a second, and by tests).
+
+        Once the app is leaving, a tick that still comes does nothing.
+        """
+        if self._leaving:
+            return
         wall = self.clock()
         if not self.finished:
             for ev in self.game.advance(wall):
@@ -278,9 +332,9 @@ class PlayApp(App):
                 self.finished = True
                 self._show_end()
         now = self.game.game_ms(wall)
-        self.query_one("#table", Static).update(table_text(self.game, now, self.hints))
+        self.show("#table", table_text(self.game, now, self.hints))
         if not self.finished:
-            self.query_one("#status", Static).update(self._status(now))
+            self.show("#status", self._status(now))
 
     def _status(self, now: float) -> Text:
         snap = self.game.snapshot
@@ -327,6 +381,8 @@ class PlayApp(App):
         At the end, S saves the replay and Q (or Esc) quits.
         """
         key = event.key
+        if self._leaving:
+            return
         if self.finished:
             if key == "s":
                 self.save()
@@ -357,8 +413,8 @@ class PlayApp(App):
         where = self.save_to if self.save_to else Path("spit-replay")
         lines.append(Text(f"[S] save the replay ({where}.json and .html)    [Q] quit",
                           "bold #ffd54f"))
-        self.query_one("#status", Static).update(Text("\n").join(lines))
-        self.query_one("#keys", Static).update("")
+        self.show("#status", Text("\n").join(lines))
+        self.show("#keys", "")
 
     def save(self) -> list[Path]:
         """Write the replay record and its HTML page to ``save_to`` + .json / .html.
@@ -372,8 +428,7 @@ class PlayApp(App):
                  write_html(record, base.with_name(base.name + ".html"),
                             title="Spit: you vs " + self.game.opponent)]
         self.saved = paths
-        status = self.query_one("#status", Static)
         lines = [Text(line) for line in summary_lines(self.game)]
         lines.append(Text(f"saved {paths[0]} and {paths[1].name}    [Q] quit", "bold #66bb6a"))
-        status.update(Text("\n").join(lines))
+        self.show("#status", Text("\n").join(lines))
         return paths

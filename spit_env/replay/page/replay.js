@@ -433,8 +433,10 @@
           }
         }
         if (m.kind !== "wait" && x1 - x0 > 44) {
-          let label = m.kind === "play" ? cardText(m.card) + " \u2192 P" + m.pile
-            : m.kind === "fill" ? "fill " + cardText(m.card) : m.kind === "slap" ? "slap P" + m.pile : m.kind;
+          // the piles are named as everywhere on the page: "<player>'s pile"
+          let label = m.kind === "play" ? cardText(m.card) + " \u2192 " + pileName(m.pile)
+            : m.kind === "fill" ? "fill " + cardText(m.card)
+            : m.kind === "slap" ? "slap " + pileName(m.pile) : m.kind;
           if (m.outcome === "cancelled") label += " (cancelled)";
           ctx.fillStyle = "#0c130f";
           ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0 - 1, hh); ctx.clip();

@@ -1,0 +1,189 @@
+"""The scripts' command lines: help texts made from the truth, errors that say what to type.
+
+* :class:`ArgumentParser` (argparse with :class:`HelpFormatter`): every paragraph of a
+  description or epilog is re-flowed on its own, so sentences stay whole and lists stay lists;
+  ``%`` is a plain character in every text (only ``%(default)s``-style fields are filled, so
+  "95%" reads as written); an unknown flag is reported with the nearest known one (difflib).
+* :func:`tyro_cli`: tyro for a dataclass of arguments, each field's help its docstring as one
+  paragraph (tyro keeps the docstring's line breaks, which then break lines mid-sentence), with
+  ``{placeholders}`` filled from the truth (``{players}``: the registered bots).
+* :func:`player_help`: the player names the registry knows, for a help text.
+* :func:`install_hint`: the README's install command for an extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import re
+import sys
+import textwrap
+import typing
+
+from spit_env.checks import did_you_mean
+
+__all__ = ["ArgumentParser", "HelpFormatter", "tyro_cli", "field_help", "help_values",
+           "player_names", "player_help", "install_hint"]
+
+_FIELD = re.compile(r"%\((\w+)\)[sdfr]")
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra`` as the README does: with the constraints file."""
+    return f'pip install -c constraints.txt -e ".[{extra}]"'
+
+
+def player_names() -> list[str]:
+    """The registered policy names a player can be given by.
+
+    ``rllib`` is left out: an RLlib policy is given by its checkpoint's path instead.
+    """
+    from spit_env.policy import registered_policies
+
+    return [n for n in registered_policies() if n != "rllib"]
+
+
+def player_help() -> str:
+    """The registry's player names for a help text: "chain, greedy, ...; ppo: the shipped ..."."""
+    names = player_names()
+    note = "; ppo: the trained model shipped with the package" if "ppo" in names else ""
+    return ", ".join(names) + note
+
+
+def help_values(**extra) -> dict[str, str]:
+    """The placeholders of :func:`tyro_cli`'s help texts, from the registry.
+
+    ``{players}``: :func:`player_help`; ``{bots}``: the heuristic bots, weakest first;
+    ``{strongest}``: the strongest of them; and ``extra``.
+    """
+    import agents
+
+    bots = list(agents.BOTS)
+    return {"players": player_help(), "bots": ", ".join(bots), "strongest": bots[-1], **extra}
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter with whole paragraphs and a literal ``%``.
+
+    Descriptions and epilogs are re-flowed paragraph by paragraph (blank lines kept; a paragraph
+    whose lines are indented is kept as written, an example block); argument help is re-flowed
+    as usual. Only ``%(name)s`` fields are filled; any other ``%`` (and ``%%``) prints as ``%``.
+    """
+
+    def _fill_text(self, text, width, indent):
+        out = []
+        for block in re.split(r"\n\s*\n", text.strip("\n")):
+            lines = block.splitlines()
+            if len(lines) > 1 and all(ln.startswith(" ") for ln in lines[1:]) \
+                    and lines[0].startswith(" "):
+                out.append("\n".join(indent + ln for ln in lines))
+            else:
+                out.append(textwrap.fill(" ".join(block.split()), width, initial_indent=indent,
+                                         subsequent_indent=indent, break_on_hyphens=False))
+        return "\n\n".join(out)
+
+    def _split_lines(self, text, width):
+        # names such as planner-fast stay whole
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill(self, text: str, params: dict) -> str:
+        text = _FIELD.sub(lambda m: str(params.get(m.group(1), m.group(0))), text)
+        return _plain(text.replace("%%", "%"))
+
+    def _format_text(self, text):
+        # argparse's own, with the fields filled by _fill instead of the % operator
+        text = self._fill(text, {"prog": self._prog})
+        width = max(self._width - self._current_indent, 11)
+        return self._fill_text(text, width, " " * self._current_indent) + "\n\n"
+
+    def _expand_help(self, action):
+        params = dict(vars(action), prog=self._prog)
+        for name in list(params):
+            if params[name] is argparse.SUPPRESS:
+                del params[name]
+        for name in list(params):
+            if hasattr(params[name], "__name__"):
+                params[name] = params[name].__name__
+        if params.get("choices") is not None:
+            params["choices"] = ", ".join(str(c) for c in params["choices"])
+        return self._fill(self._get_help_string(action), params)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with :class:`HelpFormatter`, and the nearest flag named for an unknown one."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse; an unrecognized argument names the nearest known flag (difflib)."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            flags = [s for a in self._actions for s in a.option_strings]
+            hints = "".join(did_you_mean(x.split("=")[0], flags) for x in extras
+                            if x.startswith("-"))
+            self.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
+        return namespace
+
+
+def _plain(text: str) -> str:
+    # the docstrings' reST literals (``agents/models/ppo.zip``) read as plain text in a terminal
+    return text.replace("``", "")
+
+
+def field_help(cls) -> dict[str, str]:
+    """Each field docstring of the dataclass ``cls`` as whole paragraphs (lines joined).
+
+    Returns:
+        {field name: its docstring, the lines of each paragraph joined by single spaces}.
+    """
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = tree.body[0].body
+    out = {}
+    for prev, node in zip(body, body[1:], strict=False):
+        if (isinstance(prev, ast.AnnAssign) and isinstance(prev.target, ast.Name)
+                and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)):
+            paragraphs = re.split(r"\n\s*\n", inspect.cleandoc(node.value.value))
+            out[prev.target.id] = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+    return out
+
+
+def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None = None):
+    """Parse ``args`` into a ``cls`` instance with tyro, the help made of whole paragraphs.
+
+    Each field's help is its docstring (:func:`field_help`) with ``{key}`` replaced by
+    ``fill[key]``, given to tyro as the field's help (``tyro.conf.arg``), so tyro wraps it to
+    the terminal instead of keeping the source's line breaks.
+
+    Args:
+        cls: the dataclass of arguments (every field with a default).
+        args: the command line (default: ``sys.argv[1:]``).
+        prog: the program name of the usage line.
+        description: the text above the options.
+        fill: placeholder values for the help texts ({"players": player_help()}, ...).
+
+    Returns:
+        a ``cls`` with the parsed values.
+    """
+    import tyro
+
+    hints = typing.get_type_hints(cls, include_extras=True)
+    helps = field_help(cls)
+    fields = []
+    for f in dataclasses.fields(cls):
+        text = helps.get(f.name, "")
+        for key, value in (fill or {}).items():
+            text = text.replace("{" + key + "}", str(value))
+        default = (dataclasses.field(default_factory=f.default_factory)
+                   if f.default is dataclasses.MISSING else dataclasses.field(default=f.default))
+        fields.append((f.name, typing.Annotated[hints[f.name], tyro.conf.arg(help=_plain(text))],
+                       default))
+    shadow = dataclasses.make_dataclass(cls.__name__, fields)
+    shadow.__doc__ = cls.__doc__
+    parsed = tyro.cli(shadow, args=sys.argv[1:] if args is None else args, prog=prog,
+                      description=_plain(description))
+    return cls(**{f.name: getattr(parsed, f.name) for f in dataclasses.fields(cls)})
