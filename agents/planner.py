@@ -14,7 +14,7 @@ of the game forward in the core and plays the move with the best mean outcome:
    own guesses, never the game's. It cannot see a hidden card or foresee the clock.
 2. **Roll out.** Rollout k of move a starts with a played by the planner's seat; from then on a
    default policy plays both seats (``racer`` by default, each seat believing its own latency
-   model from the config), until the round is over (the next round has started after the
+   model: the game's own, D7), until the round is over (the next round has started after the
    re-deal or slap), the game is over, or ``horizon_ms`` of simulated time have passed. The
    same ``rollouts`` arrangements and streams serve every move of a decision (common random
    numbers: the moves are compared on the same futures).
@@ -105,8 +105,8 @@ class PlannerBot:
             stops when the round or the game is over).
         rollout_policy: the default policy of both seats in the rollouts (a registered name or a
             Policy; "racer" by default). Each seat's copy takes its seat through
-            ``spit_env.policy.apply_profile``: a bot with the latency hook (the racer) believes
-            its seat's latency model from the config.
+            ``spit_env.policy.apply_profile`` with that game's latency models (D7): a bot with
+            the latency hook (the racer) believes its own seat's latency.
         win_weight: the value of a game won within a rollout, on top of the card difference
             (which lies in [-1, 1]), >= 0.
         confidence: how many standard errors a move's mean gain over the default policy's own
@@ -145,15 +145,22 @@ class PlannerBot:
                 f"confidence={self.confidence})")
 
     # --- the default policy of the rollouts --------------------------------------------------
-    def _policies(self, config) -> tuple:
-        """The rollout policy of seat 0 and seat 1 under ``config`` (one object if they agree).
+    def _policies(self, config, latency: tuple) -> tuple:
+        """The rollout policy of seat 0 and seat 1 whose latency models are ``latency``.
 
-        Each seated through ``spit_env.policy.apply_profile``, so a bot that models its own
-        latency believes its seat's.
+        Args:
+            config: the games' config (its other fields are kept).
+            latency: a pair of Latency models, seat 0's and seat 1's.
+
+        Returns:
+            (policy of seat 0, policy of seat 1), one object if the two models agree; each
+            seated through ``spit_env.policy.apply_profile``, so a bot that models its own
+            latency believes its seat's.
         """
-        key = config.latency
+        key = latency
         hit = self._seat_policies.get(key)
         if hit is None:
+            config = config.replace(latency=tuple(latency))
             seat0 = apply_profile(self._default, config, 0)[0]
             hit = (seat0, seat0 if key[0] == key[1] else apply_profile(self._default, config, 1)[0])
             if len(self._seat_policies) > 16:
@@ -161,15 +168,46 @@ class PlannerBot:
             self._seat_policies[key] = hit
         return hit
 
-    def _default_moves(self, sims, rows: np.ndarray, seats: np.ndarray, pols, rng) -> np.ndarray:
-        """(n,) the default policy's moves for seat ``seats[j]`` of row ``rows[j]``."""
-        masks = core.legal_action_mask(sims, rows, seats)
-        by_view = hasattr(pols[0], "act")  # a heuristic bot: its table view straight from the state
-        data = _view_of_state(sims, rows, seats) if by_view else core.observe(sims, rows, seats)
+    def _by_latency(self, state, idx: np.ndarray) -> list:
+        """The rows ``idx`` of ``state`` grouped by their seats' latency models (D7).
+
+        A list of (positions j into ``idx``, or None for all of them; the rollout policies of
+        their two seats): one group unless the batch mixes games of different latencies.
+        """
+        lat = state.latency[idx].astype(np.int64)
+        models = state.latency_models
+        code = lat[:, 0] * len(models) + lat[:, 1]
+        if code.size == 0 or (code == code[0]).all():
+            pair = tuple(lat[0]) if code.size else (0, 0)
+            return [(None, self._policies(state.config, (models[pair[0]], models[pair[1]])))]
+        n = len(models)
+        return [(np.flatnonzero(code == c),
+                 self._policies(state.config, (models[c // n], models[c % n])))
+                for c in np.unique(code)]
+
+    def _default_moves(self, sims, idx: np.ndarray, seats: np.ndarray, rng) -> np.ndarray:
+        """(n,) the default policy's moves for seat ``seats[j]`` of row ``idx[j]``."""
+        groups = self._by_latency(sims, idx)
+        if len(groups) == 1:
+            return self._moves(sims, idx, seats, groups[0][1], rng)
+        out = np.empty(idx.size, np.int64)
+        for j, pols in groups:
+            out[j] = self._moves(sims, idx[j], seats[j], pols, rng)
+        return out
+
+    def _moves(self, sims, idx: np.ndarray, seats: np.ndarray, pols, rng) -> np.ndarray:
+        """(n,) int64 moves of the rollout policies ``pols`` (seat 0's, seat 1's).
+
+        Seat ``seats[j]`` of row ``idx[j]`` of ``sims`` moves; a heuristic bot reads its table
+        view straight from the state, any other policy an observation.
+        """
+        masks = core.legal_action_mask(sims, idx, seats)
+        by_view = hasattr(pols[0], "act")
+        data = _view_of_state(sims, idx, seats) if by_view else core.observe(sims, idx, seats)
         if pols[0] is pols[1]:
             return np.asarray(pols[0].act(data, masks, rng) if by_view
                               else pols[0](data, masks, rng), np.int64)
-        out = np.empty(rows.size, np.int64)
+        out = np.empty(idx.size, np.int64)
         for s in range(2):
             j = np.flatnonzero(seats == s)
             if j.size:
@@ -241,13 +279,14 @@ class PlannerBot:
         moves given (a caller's mask narrower than the game's, e.g. WAIT taken out), the move
         with the best mean rollout value (the lowest action id among equals).
         """
-        pols = self._policies(table.state.config)
-        seat = table.seat[plan]
         base = np.empty(plan.size, np.int64)
-        for s in (0, 1) if pols[0] is not pols[1] else (None,):
-            j = np.arange(plan.size) if s is None else np.flatnonzero(seat == s)
-            if j.size:
-                base[j] = pols[s or 0](obs[j], masks[j], rng)
+        for rows, pols in self._by_latency(table.state, plan):
+            rows = np.arange(plan.size) if rows is None else rows
+            seat = table.seat[plan[rows]]
+            for s in (0, 1) if pols[0] is not pols[1] else (None,):
+                j = rows if s is None else rows[seat == s]
+                if j.size:
+                    base[j] = pols[s or 0](obs[j], masks[j], rng)
         legal = masks[np.arange(plan.size), base]
         if not legal.all():
             mean = values.mean(axis=1)
@@ -301,8 +340,6 @@ class PlannerBot:
         Returns:
             (M,) float64 values from ``seat``'s side (module docstring, step 3).
         """
-        cfg = sims.config
-        pols = self._policies(cfg)
         M = sims.batch_size
         ids = np.arange(M)  # row of sims -> rollout index (sims is compacted as rollouts end)
         seat_now = seat.copy()
@@ -321,7 +358,7 @@ class PlannerBot:
                 free[np.arange(B), seat_now] = False
             r, s = np.nonzero(free)
             if r.size:
-                acts[r, s] = self._default_moves(sims, r, s, pols, rng)
+                acts[r, s] = self._default_moves(sims, r, s, rng)
             began = int((sims.clock[active] - start[ids[active]]).max())
             self.last_stats["max_step_start_ms"] = max(self.last_stats["max_step_start_ms"], began)
             sims, _ = core.step(sims, acts, rows=None if active.all() else active)

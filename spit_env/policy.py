@@ -16,8 +16,7 @@ stream): it declares ``reads_public_table = True`` and is then called as
 same order. The runners of the package (the environments' opponents, the match library
 ``agents.arena``, the behaviour-cloning teacher of ``train_ppo``) pass it through
 :func:`call_policy`; anywhere else, build it with ``core.public_table(state, rows, seats)`` or
-ask an environment for it (``public_table()`` of SpitGymEnv and the ParallelEnv,
-``public_tables()`` of SpitVecEnv).
+ask an environment for it (``public_table()`` of SpitGymEnv, the ParallelEnv and SpitVecEnv).
 
 A **profile** is ``"name@latency"``: a registered policy name plus the latency of the seat it plays
 (D7), a latency preset name ("expert", "club", "novice") or a whole number of ms (fixed). E.g.
@@ -325,14 +324,12 @@ def call_policy(
         action_masks: (B, 23) bool.
         rng: the policy's generator.
         table: for a policy that :func:`reads_public_table` (ignored for the others): the
-            ``core.PublicTable`` of the same B rows, a list of ``(positions, PublicTable)`` parts
-            that together cover the B rows (games of core states with different configs: the
-            policy is then called once per part), or a zero-argument callable returning either
+            ``core.PublicTable`` of the same B rows, or a zero-argument callable returning it
             (built only when the policy reads it).
 
     Raises:
         ValueError: a wrong shape, a non-integer dtype, an action outside its row's mask, or a
-            table-reading policy given no table (or one that does not cover the rows).
+            table-reading policy given no table (or not a PublicTable of its B rows).
     """
     b = action_masks.shape[0]
     if reads_public_table(policy):
@@ -367,23 +364,12 @@ def _call_with_table(policy, observations, action_masks, rng, table) -> np.ndarr
         )
     if callable(table):
         table = table()
-    if isinstance(table, core.PublicTable):
-        if table.batch_size != b:
-            raise ValueError(f"table must hold the policy's {b} rows, got a table of "
-                             f"{table.batch_size}")
-        return np.asarray(policy(observations, action_masks, rng, table=table))
-    parts = list(table)
-    covered = np.zeros(b, np.int64)
-    for pos, part in parts:
-        covered[np.asarray(pos)] += 1
-        if not isinstance(part, core.PublicTable) or part.batch_size != np.asarray(pos).size:
-            raise ValueError("table parts must be (positions, PublicTable) pairs of equal sizes")
-    if (covered != 1).any():
-        raise ValueError(f"table parts must cover each of the {b} rows exactly once")
-    out = np.zeros(b, np.int64)
-    for pos, part in parts:
-        out[pos] = np.asarray(policy(observations[pos], action_masks[pos], rng, table=part))
-    return out
+    if not isinstance(table, core.PublicTable) or table.batch_size != b:
+        got = (f"a table of {table.batch_size}" if isinstance(table, core.PublicTable)
+               else type(table).__name__)
+        raise ValueError(f"table must be the core.PublicTable of the policy's {b} rows (or a "
+                         f"callable returning it), got {got}")
+    return np.asarray(policy(observations, action_masks, rng, table=table))
 
 
 def uniform_legal_actions(action_masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -1,7 +1,7 @@
-"""Shared checks for every environment of the package.
+"""Shared checks for every environment of the package (the core and its adapters).
 
-Shared checks for every environment of the package (the core and its adapters), importable with no
-test dependency: each raises AssertionError with a message naming the row (game) at fault.
+Importable with no test dependency: each raises AssertionError with a message naming the row
+(game) at fault.
 
     check_invariants(state, out=None, prev_mask=None, actions=None)
     check_caches(state)                                      # part of check_invariants
@@ -27,10 +27,10 @@ def _first(bad: np.ndarray) -> int:
 
 
 def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
-    """Check the invariants of a batched core state.
+    """Check the invariants of a batched core state (spit_env.core.CoreState).
 
-    Check the invariants of a batched core state (spit_env.core.CoreState), optionally with the
-    StepOutput of the step that produced it and the mask / actions that step was given.
+    Optionally with the StepOutput of the step that produced it and the mask / actions that step
+    was given.
 
     Checked, per row:
       * the 52 cards are all there, each exactly once (stocks within their heights, spit cards,
@@ -166,37 +166,14 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
 def check_caches(state) -> None:
     """Check that the core's caches agree with the arrays they are computed from.
 
-    Each stock place's bits-table index (``pidx``), the latency-stream hash (``lat_key``) of the
-    key, and the cached legal-move bits (when set) against the bits computed afresh.
-    :func:`check_invariants` runs it; it also covers states made by ``core.copy_rows``,
-    ``core.replace_hidden``, ``core.reseed_rows`` and ``core.public_table``.
-
-    Args:
-        state: a spit_env.core.CoreState.
+    ``spit_env.core.check_caches`` (the core keeps its caches; the check lives beside them):
+    the place indices, the latency-stream hashes, the seats' latency models and the legal-move
+    bits. :func:`check_invariants` runs it.
 
     Raises:
         AssertionError: naming the first row whose cache is stale.
     """
-    from . import streams
-
-    st = state
-    pidx = core._place_index(st.top, st.face_up, st.height, np.arange(rules.N_STOCKS))
-    if (pidx != st.pidx).any():
-        _fail(_first(pidx != st.pidx), "cached place indices (pidx) disagree with the stocks")
-    lat = streams.mix64(streams.mix64(st.key ^ core._LAT_SALT)[:, None]
-                        ^ np.arange(rules.N_PLAYERS, dtype=np.uint64))
-    if (lat != st.lat_key).any():
-        _fail(_first(lat != st.lat_key),
-              "cached latency-stream hashes (lat_key) disagree with the key")
-    fresh = core._table_bits(st)
-    if st._tbits is not None and (st._tbits != fresh).any():
-        _fail(_first(st._tbits != fresh), "cached table bits disagree with the table")
-    if st._bits is not None:
-        cached = st._bits
-        st._bits = None
-        again = core._mask_bits(st)
-        if (cached != again).any():
-            _fail(_first(cached != again), "cached legal-move bits disagree with the state")
+    core.check_caches(state)
 
 
 # --- the adapters' checks (one public entry point for users' CI) --------------------------------
@@ -335,8 +312,7 @@ def _check_vec_run(venv, steps: int) -> None:
         full = venv.duel.masks()[np.arange(venv.num_envs), venv.duel.seat]
         assert (masks == full).all(), "action_masks() disagrees with the core"
         obs, rewards, dones, infos = venv.step(uniform_legal_actions(masks, rng))
-        for state in venv.duel.states:
-            check_invariants(state)
+        check_invariants(venv.duel.state)
         for i in np.flatnonzero(dones):
             assert "terminal_observation" in infos[i]
             assert venv.observation_space.contains(infos[i]["terminal_observation"])

@@ -238,7 +238,7 @@ def test_the_public_table_shows_everything_public_and_nothing_hidden(name):
     pub = table.state
     check_invariants(pub)
     np.testing.assert_array_equal(table.seat, seats)
-    np.testing.assert_array_equal(table.rows, rows)
+    np.testing.assert_array_equal(table.idx, rows)
     assert pub.seed == 0 and not pub.game_id.any() and not pub.key.any()
     np.testing.assert_array_equal(core.observe(pub, rows, seats), core.observe(state, rows, seats))
     np.testing.assert_array_equal(core.legal_action_mask(pub, rows, seats),

@@ -2,7 +2,9 @@
 (spit_env.reference.ReferenceGame), fed the same seeds, deals and moves, must agree on every field of
 every snapshot, every mask, reward, termination / truncation / illegal flag and event, at every
 step, for every row of a batch whose rows are at different stages (rows re-started at different
-times with new game ids, partial steps with ``rows=``).
+times with new game ids, partial steps with ``rows=``), and for batches whose games play at latencies
+of their own (``core.init`` / ``core.reset`` with ``latency=``), each compared with a reference game
+of that game's config.
 
 Moves are random legal moves drawn from the mask (biased towards WAIT at times), sometimes
 deliberately illegal ones (configs with illegal_action="wait").
@@ -42,7 +44,17 @@ CONFIGS = [
                               latency=("novice", Latency.lognormal(300, 50, 120)),
                               max_game_ms=20_000), 0.2, 0.0),
     ("tiny_limits", SpitConfig(max_game_ms=900, max_rounds=1, spit_delay_ms=700), 0.5, 0.1),
+    ("mixed_latency", SpitConfig(max_game_ms=25_000), 0.2, 0.03),
+    ("mixed_latency_ties", SpitConfig(latency=100, wait_ms=100, tie_break="coin", auto_flip=False,
+                                      max_game_ms=20_000, max_rounds=3), 0.3, 0.05),
 ]
+
+#: configs whose games each draw their seats' latency models from a pool (None: the config's)
+MIXED_LATENCY = {
+    "mixed_latency": ["expert", "club", "novice", Latency.fixed(150), Latency.normal(300, 80, 100),
+                      Latency.lognormal(420, 60, 200), None],
+    "mixed_latency_ties": [Latency.fixed(100), Latency.fixed(200), 100, 300, "expert", None],
+}
 
 _UNEVEN = (1, 5, 10, 14, 15, 16, 20, 26, 30, 37, 42, 47, 51)
 
@@ -95,29 +107,38 @@ def run_differential(name, config, deal_share, illegal_rate, n_games, batch, see
     raise AssertionError at the first difference (naming config, row, game, step and field)."""
     rng = np.random.default_rng(seed)
     next_id = 0
+    pool = MIXED_LATENCY.get(name)
 
     def new_game():
         nonlocal next_id
         gid = next_id * 7 + 3  # game ids that are not simply 0..n
         next_id += 1
         deal = _random_deal(rng) if rng.random() < deal_share else None
-        return gid, deal, ReferenceGame(config, seed, gid, deal)
+        latency = None if pool is None else tuple(pool[k] for k in rng.integers(len(pool), size=2))
+        own = config if latency is None else config.replace(latency=tuple(
+            config.latency[p] if m is None else m for p, m in enumerate(latency)))
+        return gid, deal, ReferenceGame(own, seed, gid, deal), latency
 
-    games = [new_game() for _ in range(batch)]  # per row: (game id, deal, ReferenceGame)
-    state = core.init(config, batch, seed, deals=[g[1] for g in games])
+    def latencies():
+        return None if pool is None else [g[3] for g in games]
+
+    games = [new_game() for _ in range(batch)]  # per row: (game id, deal, ReferenceGame, latency)
+    state = core.init(config, batch, seed, deals=[g[1] for g in games], latency=latencies())
     # init plays game ids 0..B-1: re-start every row with the chosen ids (this exercises reset too)
-    core.reset(state, np.ones(batch, bool), np.array([g[0] for g in games]), [g[1] for g in games])
+    core.reset(state, np.ones(batch, bool), np.array([g[0] for g in games]), [g[1] for g in games],
+               latency=latencies())
     started = batch
     done_since = np.full(batch, -1)
     stats = {"started": batch, "games": 0, "steps": 0, "events": 0, "terminated": 0, "truncated": 0}
 
     def where(row, step):
-        gid, deal, _ = games[row]
-        return (f"config {name} ({config}), seed {seed}, row {row}, game id {gid}, "
+        gid, deal, ref, _ = games[row]
+        return (f"config {name} ({ref.config}), seed {seed}, row {row}, game id {gid}, "
                 f"deal {deal}, step {step}")
 
     def compare_snapshots(step):
         for i in range(batch):
+            assert core.row_config(state, i) == games[i][2].config, where(i, step)
             _same(core.snapshot(state, i), games[i][2].snapshot(), "snapshot", lambda i=i, s=step: where(i, s), True)
 
     compare_snapshots(-1)
@@ -140,11 +161,12 @@ def run_differential(name, config, deal_share, illegal_rate, n_games, batch, see
                 stats["games"] += games[i][2].done
                 games[i] = new_game()
                 ids[i], deals[i] = games[i][0], games[i][1]
-            core.reset(state, restart, ids, deals)
+            core.reset(state, restart, ids, deals, latency=latencies())
             started += idx.size
             stats["started"] = started
             done_since[idx] = -1
             for i in idx:
+                assert core.row_config(state, i) == games[i][2].config, where(i, step_no)
                 _same(core.snapshot(state, i), games[i][2].snapshot(), "snapshot after reset",
                       lambda i=i, s=step_no: where(i, s), True)
         over = state.phase == rules.PHASE_OVER

@@ -572,8 +572,7 @@ class GymLifecycle(SingleGame):
     def holds(self):
         if self.env is None or self.game is None:
             return
-        for state in self.env.duel.states:
-            check_invariants(state)
+        check_invariants(self.env.duel.state)
         assert (self.env.snapshot()["phase"] == "over") <= self.over
 
 
@@ -810,8 +809,7 @@ class VecLifecycle(Lifecycle):
         if self.env is None or not self.started:
             return
         duel = self.env.duel
-        for state in duel.states:
-            check_invariants(state)
+        check_invariants(duel.state)
         full = duel.masks()[np.arange(self.n), duel.seat]
         assert np.array_equal(self.env.action_masks(), full)
         assert (duel.learner_observe()[:, rules.OBS["self_busy"].start] == 0.0).all()

@@ -177,6 +177,8 @@ def test_vec_plumbing_methods():
         venv.step(np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="num_envs"):
         SpitVecEnv(0)
+    with pytest.raises(ValueError, match="num_envs"):
+        SpitVecEnv(2.5)
     with pytest.raises(ValueError, match="render_mode"):
         SpitVecEnv(2, render_mode="rgb_array")
 
@@ -289,13 +291,13 @@ def test_rows_may_change_opponent_while_games_run():
     assert restarted[[0, 3]].all()
     assert all(venv.duel.row_config(i).latency[0].mean_ms == 250 for i in (0, 3))
     assert all(venv.duel.row_config(i).latency[0].name == "club" for i in (1, 2, 4, 5))
-    for state in venv.duel.states:
-        check_invariants(state)
+    check_invariants(venv.duel.state)
 
 
-def test_profiles_set_one_after_another_leave_no_core_state_behind():
-    # Each new profile latency needs a core state; states that no row plays in and no opponent
-    # needs are dropped, and ``config`` is the config of the games dealt from now on.
+def test_profiles_set_one_after_another_leave_no_latency_model_behind():
+    # Each new profile latency is one more model in the one core state; models that no game
+    # plays any more are dropped when a new one comes in, and ``config`` is the config of the
+    # games dealt from now on.
     venv = SpitVecEnv(4, opponent="greedy", config=SHORT, seed=1, learner_seat=0)
     venv.reset()
     rng = np.random.default_rng(0)
@@ -307,8 +309,9 @@ def test_profiles_set_one_after_another_leave_no_core_state_behind():
             _, _, dones, _ = venv.step(uniform_legal_actions(venv.action_masks(), rng))
             restarted |= dones
         assert all(venv.duel.row_config(i).latency[1].mean_ms == ms for i in range(4))
-        assert len(venv.duel.states) <= 2  # this profile's, and at most the one before
-    assert set(venv.duel.owner.tolist()) == {len(venv.duel.states) - 1}  # all in the newest
+        assert all(venv.duel.row_config(i).latency[0].name == "club" for i in range(4))
+        # the learners' club, this profile's, and at most the one before
+        assert len(venv.duel.state.latency_models) <= 3
 
 
 @pytest.mark.parametrize("profile", ["greedy@3600001", "greedy@99999999999"])
@@ -320,3 +323,18 @@ def test_a_latency_beyond_an_hour_is_refused(profile):
     assert venv.opponent == "greedy"
     with pytest.raises(ValueError, match="mean_ms"):
         SpitConfig(latency=(Latency.normal(5e9, 10), Latency.preset("club")))
+
+
+def test_the_engine_names_its_own_arguments():
+    # each view checks its own argument names; the engine says batch_size and idx
+    from spit_env.envs.duel import Duel
+
+    with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
+        Duel(None, 0, "greedy", "random", "game", 0.0, "game")
+    duel = Duel(None, 3, "greedy", "random", "game", 0.0, "game")
+    for idx in ([3], [-1], [0.5], np.array([True, False, True])):
+        with pytest.raises(ValueError, match="idx must be None or integer row indices in 0..2"):
+            duel.set_opponent("random", idx)
+    assert duel.opponent == "greedy"
+    duel.set_opponent("random@250", np.array([2]))
+    assert duel.opponent == ["greedy", "greedy", "random@250"]

@@ -383,8 +383,7 @@ def fuzz_gym(rng, budget: int, stats) -> None:
             expect_refused(stats, lambda a=action, e=env: e.step(a), env.snapshot, "a bad Gymnasium step")
             continue
         obs, reward, term, trunc, info = env.step(action)
-        for state in env.duel.states:
-            check_invariants(state)
+        check_invariants(env.duel.state)
         if term and trunc or not np.isfinite(reward):
             raise Refused(f"terminated and truncated, or a reward of {reward}")
         flagged = [e for e in info["events"] if e["type"] == "illegal"]
@@ -434,8 +433,7 @@ def fuzz_vec(rng, budget: int, stats) -> None:
             expect_refused(stats, lambda a=actions, e=env: e.step(a), tables, "an illegal VecEnv step")
             continue
         obs, rewards, dones, infos = env.step(actions)
-        for state in env.duel.states:
-            check_invariants(state)
+        check_invariants(env.duel.state)
         if (obs[:, busy] != 0.0).any() or not np.isfinite(rewards).all():
             raise Refused("a learner is busy after a VecEnv step, or a reward is not finite")
         for i in np.flatnonzero(dones):

@@ -97,24 +97,31 @@ def test_planner_is_an_environment_opponent():
         mask = env.unwrapped.action_masks()
         obs, _, term, trunc, _ = env.step(int(np.flatnonzero(mask)[-1]))
         done = term or trunc
-    # an opponent profile whose latency differs by seat puts the rows in two core states
+    # an opponent profile with a random learner seat: the games of one batch differ in which
+    # seat has the profile's latency, and the planner plans each game at its own latencies
     venv = spit_env.SpitVecEnv(4, opponent="planner-fast@expert", config=SpitConfig(max_game_ms=20_000),
                                seed=3)
     venv.reset()
-    assert len(venv._duel.states) == 2
+    seats = venv.learner_seats
+    assert set(seats.tolist()) == {0, 1}
+    for i in range(4):
+        latency = venv.duel.row_config(i).latency
+        assert (latency[1 - seats[i]].name, latency[seats[i]].name) == ("expert", "club")
+    table = venv.public_table()
+    assert all(core.row_config(table.state, i) == venv.duel.row_config(i) for i in range(4))
     rng = np.random.default_rng(0)
     for _ in range(40):
         masks = venv.action_masks()
         venv.step(np.where(masks, rng.random(masks.shape), -1).argmax(axis=1))
 
 
-def test_planner_plays_the_learner_seat_from_the_environments_public_tables():
+def test_planner_plays_the_learner_seat_from_the_environments_public_table():
     planner = PlannerBot(**SMALL)
     rng = np.random.default_rng(0)
     venv = spit_env.SpitVecEnv(6, opponent="greedy@expert", config=SpitConfig(max_game_ms=20_000), seed=5)
     obs = venv.reset()
     for _ in range(25):
-        actions = call_policy(planner, obs, venv.action_masks(), rng, table=venv.public_tables())
+        actions = call_policy(planner, obs, venv.action_masks(), rng, table=venv.public_table())
         obs, *_ = venv.step(actions)
     env = spit_env.SpitGymEnv(opponent="greedy")
     obs, _ = env.reset(seed=2)

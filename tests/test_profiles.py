@@ -87,6 +87,26 @@ def test_vec_env_opponents_believe_their_profiles_row_by_row():
     venv.close()
 
 
+def test_random_learner_seat_seats_the_opponent_once_per_seat():
+    """With the learner's seat drawn per game and seats of different latencies, the opponent in
+    seat 0 believes seat 0's latency and the one in seat 1 seat 1's, in the games played too."""
+    config = SpitConfig(latency=("novice", "expert"))
+    venv = SpitVecEnv(64, opponent="racer", learner_seat="random", config=config, seed=0)
+    seated = venv.duel._opponents[0][1]
+    assert seated[0].latency == NOVICE and seated[1].latency == EXPERT
+    calls = []
+    for s in (0, 1):
+        bot = seated[s]
+        seated[s] = lambda obs, masks, rng, b=bot, s=s: calls.append((s, len(obs))) or b(
+            obs, masks, rng)
+    venv.reset()
+    for _ in range(30):
+        masks = venv.action_masks()
+        venv.step(np.argmax(masks, axis=1))
+    assert {s for s, _ in calls} == {0, 1}, "both seated copies decide for their seat's rows"
+    venv.close()
+
+
 def test_arena_players_believe_their_profiles():
     match = arena.Match("racer@expert", "racer", [0, 1], config=SpitConfig(latency="novice"))
     assert match.config.latency == (EXPERT, NOVICE)

@@ -55,6 +55,28 @@ def test_record_survives_json_and_is_the_game_of_its_seed(records, tmp_path):
     assert record["players"][1]["latency"] == "expert"
 
 
+def test_a_row_with_latencies_of_its_own_records_them_and_rebuilds():
+    # a batch whose rows play at other latencies than the config's: the record of row 2 carries
+    # that row's latencies (config and players), so it rebuilds alone
+    config = SpitConfig(max_game_ms=20_000)
+    latency = [(None, None), ("expert", 250), ("novice", "expert")]
+    state = core.init(config, 3, 4, latency=latency)
+    recorder = replay.Recorder(state, ["a", "b"], row=2)
+    rng = np.random.default_rng(1)
+    while state.phase[2] != rules.PHASE_OVER:
+        mask = core.legal_action_mask(state)
+        acts = np.where(mask, rng.random(mask.shape), -1).argmax(axis=2)
+        state, out = core.step(state, acts, events=True)
+        recorder.add(acts[2], state, out)
+    record = recorder.record()
+    assert [m["name"] for m in record["config"]["latency"]] == ["novice", "expert"]
+    assert [p["latency"] for p in record["players"]] == ["novice", "expert"]
+    assert SpitConfig.from_dict(record["config"]) == core.row_config(state, 2)
+    assert replay.check(record) == len(record["steps"]) + 1
+    other = replay.Recorder(core.init(config, 3, 4, latency=latency), ["a", "b"], row=1)
+    assert [p["latency"] for p in other.players] == ["expert", "250ms"]
+
+
 def test_deal_of_reads_back_the_deal_the_game_started_with():
     deal = build_deal({0: 5, 15: 9}, {0: 2, 15: 4}, size0=20)
     state = core.init(SpitConfig(), 1, 0, deals=[deal])

@@ -28,7 +28,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
     Args:
         env: the VecEnv to play in; it is reset first and left running.
         teacher: a Policy (one that plans on the public table, like ``planner``, gets the
-            learners' tables from ``env.public_tables()``).
+            learners' tables from ``env.public_table()``).
         samples: at least this many (input, mask, move) triples are collected.
         rng: the teacher's random source.
         progress: called with the count of triples each step adds (a
@@ -43,7 +43,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
     while n < samples:
         masks = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
         if reads_public_table(teacher):  # a planning teacher (planner) also reads the table
-            actions = call_policy(teacher, obs[:, :OBS_DIM], masks, rng, table=env.public_tables)
+            actions = call_policy(teacher, obs[:, :OBS_DIM], masks, rng, table=env.public_table)
         else:
             actions = np.asarray(teacher(obs[:, :OBS_DIM], masks, rng), dtype=np.int64)
         keep = masks[np.arange(len(actions)), actions]

@@ -1,6 +1,6 @@
 """The learner-versus-opponent engine shared by the single-agent views of the core.
 
-:class:`Duel` holds B games of the batched core (``core.py``), each with a learner seat and an
+:class:`Duel` holds B games of the batched core (one core state), each with a learner seat and an
 opponent policy, and plays one learner decision at a time: the learner's action goes into the
 next decision epoch with the opponent's (chosen by the opponent policy in one batched call); then,
 while the learner's move is in flight (it is busy, D7), the core runs on with only the opponent
@@ -25,7 +25,8 @@ Episodes (``episode=``): "game": the episode is the game, terminated when it is 
 at the first round end.
 
 Opponents: a registered policy name ("greedy"), a profile "name@latency" ("greedy@expert": the
-profile's latency replaces the opponent seat's ``config.latency``), or a Policy callable
+profile's latency is the opponent seat's in the games dealt against it, instead of the seat's
+``config.latency``; the core carries each game's seat latencies), or a Policy callable
 (``spit_env.policy``); one for every row, or one per row (a league, a mix of bots and frozen
 snapshots: the core steps every row at once and each opponent is asked once per decision epoch
 for the rows it plays). ``learner_seat``: 0, 1 or "random" (drawn per row at every start).
@@ -46,7 +47,7 @@ from .. import core
 from ..checks import check_choice, check_int, check_number
 from ..config import SpitConfig, check_config
 from ..policy import apply_profile, call_policy
-from ..rules import EV_PLAY, EV_ROUND_END, N_ACTIONS, OBS_DIM, WAIT, check_legal
+from ..rules import EV_PLAY, EV_ROUND_END, WAIT, check_legal
 
 __all__ = ["Duel", "REWARDS", "EPISODES", "LEARNER_SEATS", "check_options"]
 
@@ -71,11 +72,10 @@ def check_options(learner_seat, reward, shaping, episode) -> float:
 class Duel:
     """B games of the core, each with a learner seat and an opponent policy (module docstring).
 
-    A profile opponent may give the two seats different latencies depending on where the learner
-    sits, and rows may play opponents of different profiles (:meth:`set_opponent` with
-    ``rows``); the core takes one config per batch, so the rows live in one core state per
-    distinct config, each row in the one of its current game (with ``learner_seat="random"``
-    and an asymmetric profile, two states). Usually there is one state.
+    The B games are the rows of one core state. Rows may play opponents of different profiles
+    (:meth:`set_opponent` with ``idx``), and a profile's latency is the opponent seat's: each
+    game's seats carry their own latency models in the core state (``core.init`` /
+    ``core.reset`` with ``latency=``), set when the game starts.
 
     Args:
         config: the base rules (a profile's latency replaces the opponent seat's latency).
@@ -86,9 +86,8 @@ class Duel:
         events: always collect the core's events (the Gymnasium env reports them in ``info``).
 
     Attributes:
-        states: the core states (one per distinct config of the rows' games, usually one).
+        state: the core state of the B games (None before the first :meth:`start`).
         seat: (B,) int64 the learner's seat in each row's current game.
-        owner: (B,) int64 the index in ``states`` of the state each row lives in.
         policy, opponent: the opponent's Policy, and the spec it was made from (rows playing
             different opponents: lists of each row's).
         row_opponent: (B,) int64, which of the opponents set each row plays (0 with one).
@@ -96,16 +95,16 @@ class Duel:
             (the games are then half-stepped until the next :meth:`start`).
 
     Raises:
-        ValueError: any bad argument.
+        ValueError: any bad argument (the batch size is named ``batch_size``).
     """
 
     def __init__(self, config, batch_size, opponent, learner_seat, reward, shaping, episode,
                  events=False):
         self.shaping = check_options(learner_seat, reward, shaping, episode)
-        self.batch_size = check_int("num_envs", batch_size, 1)
+        self.batch_size = check_int("batch_size", batch_size, 1)
         self.base_config = check_config(config)
         self.learner_seat, self.reward, self.episode = learner_seat, reward, episode
-        self.states: list = []
+        self.state: core.CoreState | None = None
         self.set_opponent(opponent)
         # Events cost time in the core: ask for them only when a reward or the episode end needs
         # them, and only the types it needs (all of them for ``events``).
@@ -114,37 +113,40 @@ class Duel:
         self.event_types = True if events else tuple(sorted(wanted))
         self.need_events = bool(events) or bool(wanted)
         self.seat = np.zeros(self.batch_size, np.int64)
-        self.owner = np.zeros(self.batch_size, np.int64)
         self._idx = np.arange(self.batch_size)
         self.failure: str | None = None
 
-    def set_opponent(self, opponent, rows=None) -> None:
-        """Replace the opponent (a Policy, name or profile) of every row, or of ``rows`` only.
+    def set_opponent(self, opponent, idx=None) -> None:
+        """Replace the opponent (a Policy, name or profile) of every row, or of rows ``idx`` only.
 
-        The policy decides from the next epoch on; a profile's latency is part of the games'
-        config, so it applies to the games started from then on (running games keep the config
-        they were dealt with). Rows may play different opponents: each decision epoch asks every
-        opponent once, for the rows it plays (in the order the opponents were set), while the
-        core steps all rows at once.
+        The policy decides from the next epoch on; a profile's latency is the opponent seat's
+        from the games started then on (running games keep the latencies they were dealt with).
+        Rows may play different opponents: each decision epoch asks every opponent once, for the
+        rows it plays (in the order the opponents were set), while the core steps all rows at
+        once.
 
         Args:
             opponent: the new opponent.
-            rows: None (every row), or the rows that play it: (B,) bool or row indices.
+            idx: None (every row), or the integer indices of the rows that play it.
 
         Raises:
-            ValueError: an unknown name or bad profile, or bad rows; nothing is changed then.
+            ValueError: an unknown name or bad profile, or bad indices; nothing is changed then.
         """
         seats = (0, 1) if self.learner_seat == "random" else (self.learner_seat,)
-        configs = {}
+        configs, policies = {}, {}
         for s in seats:
-            policy, configs[s] = apply_profile(opponent, self.base_config, 1 - s)
-        entry = (opponent, policy, configs)
-        if rows is None:
+            # seated once per seat: a bot with the latency hook believes the latency of the seat
+            # it plays, which differs by seat when the base config's seats differ
+            policies[1 - s], configs[s] = apply_profile(opponent, self.base_config, 1 - s)
+        if len(policies) == 2 and configs[0].latency[1] == configs[1].latency[0]:
+            policies[0] = policies[1]  # the same belief: one object, asked once per epoch
+        entry = (opponent, policies, configs)
+        if idx is None:
             self._opponents = [entry]
             self.row_opponent = np.zeros(self.batch_size, np.int64)
         else:
             sel = np.zeros(self.batch_size, bool)
-            sel[_check_rows(rows, self.batch_size)] = True
+            sel[_check_idx(idx, self.batch_size)] = True
             # an opponent already playing other rows (the same name, or the same object) is
             # asked in the same call for these rows too
             same = [k for k, (spec, _, _) in enumerate(self._opponents)
@@ -156,6 +158,27 @@ class Duel:
             remap = np.zeros(len(entries), np.int64)
             remap[kept] = np.arange(len(kept))
             self.row_opponent = remap[assign]
+        self._latency = self._latency_table()
+
+    def _latency_table(self) -> np.ndarray | None:
+        """The seats' latency models by opponent and learner seat, as the core takes them.
+
+        (K, 2, 2) Latency: [k, s] the two seats' models of a game against opponent k with the
+        learner in seat s; None when every game plays the base config's (no profile latency).
+        """
+        base = self.base_config.latency
+        table = np.empty((len(self._opponents), 2, 2), object)
+        for k, (_, _, configs) in enumerate(self._opponents):
+            for s in (0, 1):
+                table[k, s] = configs.get(s, self.base_config).latency
+        return None if all(tuple(pair) == base for pair in table.reshape(-1, 2)) else table
+
+    def _row_latency(self, seats: np.ndarray) -> np.ndarray | None:
+        """The ``latency`` of ``core.init`` / ``core.reset`` for games with learners in ``seats``.
+
+        (B, 2) Latency by each row's opponent and learner seat, or None (the config's).
+        """
+        return None if self._latency is None else self._latency[self.row_opponent, seats]
 
     @property
     def opponent(self):
@@ -169,51 +192,15 @@ class Duel:
 
     @property
     def policy(self):
-        """The opponent's Policy (rows playing different opponents: a list of each row's)."""
+        """The opponent's Policy (rows playing different opponents: a list of each row's).
+
+        The policy as seated in the opponent's seat of :attr:`config`'s game (with a random
+        learner seat and seats of different latencies, each seat has its own seated copy).
+        """
+        seat = 1 - min(self._opponents[0][2])
         if len(self._opponents) == 1:
-            return self._opponents[0][1]
-        return [self._opponents[k][1] for k in self.row_opponent]
-
-    def _needed_configs(self) -> list[SpitConfig]:
-        """The distinct configs of the games the opponents deal now.
-
-        One per (opponent, learner seat) pair, in the order of the opponents and seats (so with
-        one opponent, one config unless a profile gives the seats different latencies).
-        """
-        return list(dict.fromkeys(cfg for _, _, configs in self._opponents
-                                  for cfg in configs.values()))
-
-    def _state_index(self, rows: np.ndarray) -> np.ndarray:
-        """(R,) int64: the core state of a game started now in ``rows`` ((R,) ints).
-
-        Chosen by the row's opponent's and learner seat's config; a config no state has yet gets
-        a new state.
-        """
-        have = [state.config for state in self.states]
-        new = [cfg for cfg in self._needed_configs() if cfg not in have]
-        if new:
-            self._drop_unused_states()
-            self.states += [core.init(cfg, self.batch_size, self._seed) for cfg in new]
-            have = [state.config for state in self.states]
-        table = np.zeros((len(self._opponents), 2), np.int64)  # (opponent, seat) -> state
-        for k, (_, _, configs) in enumerate(self._opponents):
-            for s, cfg in configs.items():
-                table[k, s] = have.index(cfg)
-        return table[self.row_opponent[rows], self.seat[rows]]
-
-    def _drop_unused_states(self) -> None:
-        """Drop the core states no row lives in and no opponent's config needs any more.
-
-        Opponents set with a new profile each time would otherwise leave a state behind each.
-        """
-        needed = self._needed_configs()
-        keep = [k for k, state in enumerate(self.states)
-                if state.config in needed or (self.owner == k).any()]
-        if len(keep) < len(self.states):
-            remap = np.zeros(len(self.states), np.int64)
-            remap[keep] = np.arange(len(keep))
-            self.owner = remap[self.owner]
-            self.states = [self.states[k] for k in keep]
+            return self._opponents[0][1][seat]
+        return [self._opponents[k][1][seat] for k in self.row_opponent]
 
     @property
     def config(self) -> SpitConfig:
@@ -226,10 +213,12 @@ class Duel:
         return configs[min(configs)]
 
     def row_config(self, row: int) -> SpitConfig:
-        """The config of row ``row``'s current game (its learner seat's, before any start)."""
-        if not self.states:
-            return self.config
-        return self.states[self.owner[row]].config
+        """The config of row ``row``'s current game, its seats' latencies included.
+
+        ``core.row_config``; before any start, the config of a game dealt now in row 0
+        (:attr:`config`).
+        """
+        return self.config if self.state is None else core.row_config(self.state, row)
 
     def draw_seats(self, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The learner seats of games started in ``rows``.
@@ -250,19 +239,15 @@ class Duel:
         learner = int(self.seat[row])
         return tuple(f"player_{p} ({'learner' if p == learner else 'opponent'})" for p in (0, 1))
 
-    # --- the core, seen through the row -> state map ------------------------------------------
+    # --- the core -------------------------------------------------------------------------------
     def start(self, seed: int, first_game: int, seats: np.ndarray, deals=None) -> None:
         """Start every row as a fresh game.
 
         Row i plays game ``first_game + i`` of ``seed`` with the learner in ``seats[i]``.
         """
-        self._seed = seed
-        self.states = [
-            core.init(cfg, self.batch_size, seed, first_game=first_game, deals=deals)
-            for cfg in self._needed_configs()
-        ]
         self.seat = np.asarray(seats, np.int64).copy()
-        self.owner = self._state_index(self._idx)
+        self.state = core.init(self.base_config, self.batch_size, seed, first_game=first_game,
+                               deals=deals, latency=self._row_latency(self.seat))
         self.failure = None
 
     def restart(self, rows: np.ndarray, game_ids: np.ndarray, seats: np.ndarray) -> None:
@@ -272,86 +257,40 @@ class Duel:
         in ``seats`` ((B,) int).
         """
         self.seat[rows] = seats[rows]
-        self.owner[rows] = self._state_index(np.flatnonzero(rows))
-        for k, state in enumerate(self.states):
-            rk = rows & (self.owner == k)
-            if rk.any():
-                core.reset(state, rk, game_ids)
-
-    def _merge(self, per_state):
-        if len(per_state) == 1:
-            return per_state[0]
-        out = per_state[0].copy()
-        for k in range(1, len(per_state)):
-            own = self.owner == k
-            out[own] = per_state[k][own]
-        return out
-
-    def _at(self, fn, idx: np.ndarray, seats: np.ndarray, width: int, dtype) -> np.ndarray:
-        """A partial view of the core, asked of the state each row lives in.
-
-        (n, width): ``fn(state, rows, seats)`` of seat ``seats[j]`` in row ``idx[j]``, each row
-        asked of the core state it lives in.
-        """
-        if len(self.states) == 1:
-            return fn(self.states[0], idx, seats)
-        out = np.empty((idx.size, width), dtype)
-        own = self.owner[idx]
-        for k, state in enumerate(self.states):
-            j = np.flatnonzero(own == k)
-            if j.size:
-                out[j] = fn(state, idx[j], seats[j])
-        return out
+        core.reset(self.state, rows, game_ids, latency=self._row_latency(self.seat))
 
     def observe(self) -> np.ndarray:
         """(B, 2, D) float32 observations of both seats."""
-        return self._merge([core.observe(s) for s in self.states])
+        return core.observe(self.state)
 
     def observe_at(self, idx: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """(n, D) float32: the observation of seat ``seats[j]`` in row ``idx[j]`` ((n,) ints)."""
-        return self._at(core.observe, idx, seats, OBS_DIM, np.float32)
+        return core.observe(self.state, idx, seats)
 
     def learner_observe(self, rows=None) -> np.ndarray:
-        """(R, D) float32: the learners' observations in ``rows`` (None: all; bool or indices)."""
-        idx = self._idx if rows is None else _indices(rows)
+        """(R, D) float32: the learners' observations in ``rows`` ((B,) bool; None: every row)."""
+        idx = self._idx if rows is None else np.flatnonzero(rows)
         return self.observe_at(idx, self.seat[idx])
 
     def masks(self) -> np.ndarray:
         """(B, 2, 23) bool legal masks of both seats."""
-        return self._merge([core.legal_action_mask(s) for s in self.states])
+        return core.legal_action_mask(self.state)
 
     def masks_at(self, idx: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """(n, 23) bool: the legal moves of seat ``seats[j]`` in row ``idx[j]``."""
-        return self._at(core.legal_action_mask, idx, seats, N_ACTIONS, bool)
+        return core.legal_action_mask(self.state, idx, seats)
 
-    def public_tables(self, idx: np.ndarray, seats: np.ndarray) -> list:
-        """The public tables (``core.public_table``) of seat ``seats[j]`` in row ``idx[j]``.
-
-        As ``spit_env.policy.call_policy`` takes them: a list of (positions j, PublicTable), one
-        per core state the rows live in (usually one).
-        """
-        if len(self.states) == 1:
-            return [(np.arange(idx.size), core.public_table(self.states[0], idx, seats))]
-        own = self.owner[idx]
-        parts = []
-        for k, state in enumerate(self.states):
-            j = np.flatnonzero(own == k)
-            if j.size:
-                parts.append((j, core.public_table(state, idx[j], seats[j])))
-        return parts
+    def public_table(self, idx: np.ndarray, seats: np.ndarray) -> core.PublicTable:
+        """The public table (``core.public_table``) of seat ``seats[j]`` in row ``idx[j]``."""
+        return core.public_table(self.state, idx, seats)
 
     def learner_masks(self) -> np.ndarray:
         """(B, 23) bool: the learners' legal moves."""
         return self.masks_at(self._idx, self.seat)
 
-    def _fl_action(self) -> np.ndarray:
-        if len(self.states) == 1:
-            return self.states[0].fl_action
-        return self._merge([s.fl_action for s in self.states])
-
     def snapshot(self, row: int) -> dict:
         """The public table of row ``row``'s game (``core.snapshot``)."""
-        return core.snapshot(self.states[self.owner[row]], row)
+        return core.snapshot(self.state, row)
 
     # --- one learner decision -------------------------------------------------------------------
     def refuse_illegal(self, actions: np.ndarray, rows: np.ndarray, name) -> None:
@@ -435,13 +374,13 @@ class Duel:
             if first:
                 joint[pending, seat[pending]] = actions[pending]
             # Only the opponent seats that decide now and have a choice are observed and asked.
-            deciding = np.flatnonzero(pending & (self._fl_action()[idx, opp] < 0))
+            deciding = np.flatnonzero(pending & (self.state.fl_action[idx, opp] < 0))
             if deciding.size:
                 od = opp[deciding]
                 masks = self.masks_at(deciding, od)
                 forced = ~masks[:, 1:].any(axis=1)  # WAIT is the only move: no policy needed
                 if forced.any():
-                    self._fast_forward(deciding[forced], od[forced])
+                    core.fast_forward(self.state, deciding[forced], od[forced])
                     choose = ~forced
                     deciding, od, masks = deciding[choose], od[choose], masks[choose]
                 if deciding.size:
@@ -457,14 +396,14 @@ class Duel:
             terminated |= term
             truncated |= trunc
             pending &= ~(term | trunc)
-            free = pending & (self._fl_action()[idx, seat] < 0)
+            free = pending & (self.state.fl_action[idx, seat] < 0)
             if skips is not None:
                 cand = np.flatnonzero(free & (skips > 0))
                 if cand.size:
                     m = self.masks_at(cand, seat[cand])
                     wait = cand[m[:, WAIT] & ~m[:, 1:].any(axis=1)]  # WAIT the only move
                     # its forced WAITs while the opponent's move is in flight, at once
-                    skips[wait] -= self._fast_forward(wait, seat[wait], skips[wait])
+                    skips[wait] -= core.fast_forward(self.state, wait, seat[wait], skips[wait])
                     wait = wait[skips[wait] > 0]
                     skips[wait] -= 1
                     free[wait] = False  # it waits in the next epoch (joint's WAIT)
@@ -482,77 +421,43 @@ class Duel:
         plays, in the order of the opponents.
         """
         obs = self.observe_at(idx, seats)
-        if len(self._opponents) == 1:
-            return call_policy(self._opponents[0][1], obs, masks, rng,
-                               table=lambda: self.public_tables(idx, seats))
+        if len(self._opponents) == 1 and len(set(map(id, self._opponents[0][1].values()))) == 1:
+            return call_policy(next(iter(self._opponents[0][1].values())), obs, masks, rng,
+                               table=lambda: self.public_table(idx, seats))
         out = np.empty(idx.size, np.int64)
         who = self.row_opponent[idx]
         for k in np.unique(who):
-            j = np.flatnonzero(who == k)
-            out[j] = call_policy(self._opponents[k][1], obs[j], masks[j], rng,
-                                 table=lambda j=j: self.public_tables(idx[j], seats[j]))
+            policies = self._opponents[k][1]
+            one = len(set(map(id, policies.values()))) == 1
+            for seat in (None,) if one else (0, 1):
+                j = np.flatnonzero((who == k) if one else (who == k) & (seats == seat))
+                if j.size:
+                    policy = policies[seat] if seat is not None else policies[min(policies)]
+                    out[j] = call_policy(policy, obs[j], masks[j], rng,
+                                         table=lambda j=j: self.public_table(idx[j], seats[j]))
         return out
 
-    def _cards_held(self, rows: np.ndarray) -> np.ndarray:
-        """(R, 2) int64: the stock and spit cards each seat holds in ``rows`` ((R,) ints)."""
-        held = np.empty((rows.size, 2), np.int64)
-        own = self.owner[rows]
-        for k, state in enumerate(self.states):
-            j = np.flatnonzero(own == k)
-            r = rows[j]
-            held[j] = state.height[r].sum(axis=2) + state.spit_n[r]
-        return held
-
-    def _fast_forward(self, idx: np.ndarray, seats: np.ndarray, max_epochs=None) -> np.ndarray:
-        """``core.fast_forward`` of seat ``seats[j]`` in row ``idx[j]``, in each row's state.
-
-        Returns the (n,) epochs skipped per row.
-        """
-        if len(self.states) == 1:
-            return core.fast_forward(self.states[0], idx, seats, max_epochs)
-        own = self.owner[idx]
-        skipped = np.zeros(idx.size, np.int64)
-        for k, state in enumerate(self.states):
-            j = np.flatnonzero(own == k)
-            if j.size:
-                cap = None if max_epochs is None else np.asarray(max_epochs)[j]
-                skipped[j] = core.fast_forward(state, idx[j], seats[j], cap)
-        return skipped
+    def _cards_held(self, idx: np.ndarray) -> np.ndarray:
+        """(n, 2) int64: the stock and spit cards each seat holds in rows ``idx`` ((n,) ints)."""
+        st = self.state
+        return st.height[idx].sum(axis=2, dtype=np.int64) + st.spit_n[idx]
 
     def _step(self, joint, rows):
-        """One core step of ``rows`` in the state each row lives in.
+        """One core step of ``rows`` ((B,) bool; the other rows are untouched).
 
-        One core step of ``rows``: (terminated (B,), truncated (B,), the learners' game rewards (B,)
-        float64, EventLogs).
+        Returns (terminated (B,), truncated (B,), the learners' game rewards (B,), EventLogs);
+        no flags and zero rewards outside ``rows``.
         """
-        if len(self.states) == 1:
-            # rows outside ``rows`` are untouched by the core: no flags, zero rewards
-            _, out = core.step(self.states[0], joint, rows=rows,
-                               events=self.need_events and self.event_types)
-            logs = [] if out.events is None else [out.events]
-            return out.terminated, out.truncated, out.rewards[self._idx, self.seat], logs
-        b = self.batch_size
-        term = np.zeros(b, bool)
-        trunc = np.zeros(b, bool)
-        rew = np.zeros((b, 2), np.float64)
-        logs = []
-        for k, state in enumerate(self.states):
-            rk = rows & (self.owner == k)
-            if not rk.any():
-                continue
-            _, out = core.step(state, joint, rows=rk, events=self.need_events and self.event_types)
-            term |= np.asarray(out.terminated) & rk
-            trunc |= np.asarray(out.truncated) & rk
-            rew += np.where(rk[:, None], out.rewards, 0.0)
-            if out.events is not None:
-                logs.append(out.events)
-        return term, trunc, rew[self._idx, self.seat], logs
+        events = self.need_events and self.event_types
+        _, out = core.step(self.state, joint, rows=rows, events=events)
+        logs = [] if out.events is None else [out.events]
+        return out.terminated, out.truncated, out.rewards[self._idx, self.seat], logs
 
     def _event_rewards(self, logs, rewards) -> np.ndarray:
-        """Add the round and shaping rewards of one core step's events.
+        """Add the round and shaping rewards of one core step's events to ``rewards``.
 
-        Add the round and shaping rewards of one core step's events to ``rewards``; return (B,)
-        bool, rows where a round ended.
+        Returns:
+            (B,) bool, the rows where a round ended.
         """
         b = self.batch_size
         ended = np.zeros(b, bool)
@@ -580,23 +485,15 @@ class Duel:
         return ended
 
 
-def _check_rows(rows, batch_size: int) -> np.ndarray:
-    """The row indices of ``rows``: a (B,) bool mask or integer indices in 0..B-1.
+def _check_idx(idx, batch_size: int) -> np.ndarray:
+    """``idx`` as (n,) int64 row indices, if they are integers in 0..B-1 (one or a 1-D array).
 
     Raises:
-        ValueError: anything else, naming ``rows`` and what is allowed.
+        ValueError: anything else, naming ``idx`` and what is allowed.
     """
-    arr = np.asarray(rows)
-    if arr.dtype == np.bool_ and arr.shape == (batch_size,):
-        return np.flatnonzero(arr)
+    arr = np.asarray(idx)
     if arr.ndim <= 1 and arr.dtype.kind in "iu" and ((arr >= 0) & (arr < batch_size)).all():
         return arr.reshape(-1).astype(np.int64)
     raise ValueError(
-        f"rows must be None, a ({batch_size},) bool mask or row indices in 0..{batch_size - 1}, "
-        f"got {rows!r}"
+        f"idx must be None or integer row indices in 0..{batch_size - 1}, got {idx!r}"
     )
-
-
-def _indices(rows) -> np.ndarray:
-    arr = np.asarray(rows)
-    return arr.nonzero()[0] if arr.dtype == np.bool_ else arr.astype(np.intp, copy=False)

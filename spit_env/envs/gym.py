@@ -1,7 +1,7 @@
 """Gymnasium single-agent environment: a learner in one seat against an opponent policy.
 
 ``gymnasium.make("Spit-v0", opponent="greedy", ...)`` or ``SpitGymEnv(...)``. One game: a
-:class:`spit_env.envs.duel.Duel` of batch size 1 over the batched core (``core.py``).
+:class:`spit_env.envs.duel.Duel` of batch size 1 over the batched core (``spit_env.core``).
 
 One env step = one learner decision. The learner's action goes into the next decision epoch with
 the opponent's (chosen by the opponent policy); then, while the learner's move is in flight
@@ -178,8 +178,7 @@ class SpitGymEnv(gymnasium.Env):
         """
         if self._obs is None:
             raise ValueError("public_table() called before reset()")
-        ((_, table),) = self._duel.public_tables(np.zeros(1, np.intp), self._duel.seat[:1])
-        return table
+        return self._duel.public_table(np.zeros(1, np.intp), self._duel.seat[:1])
 
     def render(self):
         """"ansi": the table as text; "human": print it (returns None); None: returns None."""

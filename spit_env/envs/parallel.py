@@ -1,4 +1,4 @@
-"""PettingZoo environments: one game of Spit as a batch-1 view of the batched core (``core.py``).
+"""PettingZoo environments: one game of Spit as a batch-1 view of the batched core (spit_env.core).
 
 ``parallel_env(config=None, render_mode=None)`` is the ParallelEnv, ``env(...)`` the AEC version.
 
@@ -259,10 +259,10 @@ class SpitParallelEnv(ParallelEnv):
 class SpitAECEnv(AECEnv):
     """The AEC version of :class:`SpitParallelEnv`.
 
-    The AEC version of :class:`SpitParallelEnv`: player_0 then player_1 choose, and the decision
-    epoch runs when player_1 has chosen (the two moves are still simultaneous in game time).
-    Rewards, terminations, truncations and infos are those of the parallel step; at the end both
-    agents get their dead step (``step(None)``) and leave ``agents``.
+    player_0 then player_1 choose, and the decision epoch runs when player_1 has chosen (the two
+    moves are still simultaneous in game time). Rewards, terminations, truncations and infos are
+    those of the parallel step; at the end both agents get their dead step (``step(None)``) and
+    leave ``agents``.
 
     Auto-reset: none, call ``reset()``. Same arguments and errors as :class:`SpitParallelEnv`:
     ``step``, ``last`` and ``observe`` before ``reset()``, ``step`` and ``last`` once every agent

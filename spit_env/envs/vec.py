@@ -1,6 +1,6 @@
 """Stable-Baselines3 VecEnv over B games of the batched core: ``SpitVecEnv(num_envs, ...)``.
 
-Not a list of single envs: the B games are rows of one core state (``core.py``), stepped with
+Not a list of single envs: the B games are rows of one core state (``spit_env.core``), stepped with
 one call, and the opponent's moves are chosen in one batched policy call for all rows (one per
 opponent when rows play different ones: :meth:`SpitVecEnv.set_opponent` with ``indices``).
 
@@ -100,6 +100,7 @@ class SpitVecEnv(VecEnv):
         check_render_mode(render_mode)
         self.skip_forced_waits = check_int("skip_forced_waits", skip_forced_waits, 0, 16)
         self.render_mode = render_mode
+        num_envs = check_int("num_envs", num_envs, 1)
         self._duel = Duel(config, num_envs, opponent, learner_seat, reward, shaping, episode)
         self._seed = check_seed(seed)
         self._next_seed: int | None = self._seed
@@ -120,8 +121,7 @@ class SpitVecEnv(VecEnv):
     def config(self) -> SpitConfig:
         """The games' config (with an opponent profile's latency applied).
 
-        The games' config (with an opponent profile's latency applied; with learner_seat="random"
-        and such a profile, the config of the learner-in-seat-0 games).
+        With learner_seat="random" and such a profile, the config of the learner-in-seat-0 games.
         """
         return self._duel.config
 
@@ -161,8 +161,8 @@ class SpitVecEnv(VecEnv):
         Raises:
             ValueError: an unknown name, a bad profile or bad indices; nothing is changed then.
         """
-        rows = None if indices is None else np.asarray(self._indices(indices), np.int64)
-        self._duel.set_opponent(opponent, rows)
+        idx = None if indices is None else np.asarray(self._indices(indices), np.int64)
+        self._duel.set_opponent(opponent, idx)
 
     def seed(self, seed: int | None = None) -> list[int]:
         """Set the seed used by the next ``reset()`` (which restarts from game 0 of it).
@@ -283,11 +283,10 @@ class SpitVecEnv(VecEnv):
         return self._obs.copy(), rewards.astype(np.float32), dones, infos
 
     def _advance(self, actions: np.ndarray, rows: np.ndarray, infos: list[dict]):
-        """One learner decision in ``rows``, with the same-step auto-reset.
+        """One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset.
 
-        One learner decision in ``rows`` ((B,) bool), with the same-step auto-reset of the rows
-        whose episode ends (their ``infos`` get ``terminal_observation`` and, on truncation only,
-        ``TimeLimit.truncated``). Updates ``self._obs``.
+        The rows whose episode ends are reset (their ``infos`` get ``terminal_observation`` and,
+        on truncation only, ``TimeLimit.truncated``). Updates ``self._obs``.
 
         Returns:
             (rewards (B,) float64, 0 outside ``rows``; ended (B,) bool).
@@ -330,17 +329,18 @@ class SpitVecEnv(VecEnv):
             raise ValueError("snapshot() called before reset()")
         return self._duel.snapshot(index)
 
-    def public_tables(self) -> list:
-        """The learners' public tables (``spit_env.core.PublicTable``).
+    def public_table(self):
+        """The learners' public table (``spit_env.core.PublicTable``, row i: env i's learner).
 
-        For a planning policy in the learner's seat: a list of (env indices, PublicTable), one
-        per core state the rows live in (one unless an opponent profile gives the seats
-        different latencies), as ``spit_env.policy.call_policy(planner, obs,
-        venv.action_masks(), rng, table=venv.public_tables())`` takes it.
+        For a planning policy in the learner's seat: ``spit_env.policy.call_policy(planner, obs,
+        venv.action_masks(), rng, table=venv.public_table())``.
+
+        Raises:
+            ValueError: before reset.
         """
         if self._obs is None:
-            raise ValueError("public_tables() called before reset()")
-        return self._duel.public_tables(np.arange(self.num_envs), self._duel.seat.copy())
+            raise ValueError("public_table() called before reset()")
+        return self._duel.public_table(np.arange(self.num_envs), self._duel.seat.copy())
 
     def _render_row(self, i: int) -> str:
         return f"[env {i}]\n" + render_text(self.snapshot(i), self._duel.render_names(i))

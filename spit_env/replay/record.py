@@ -12,7 +12,8 @@ key                   value
 ``schema``            "spit-env-replay"
 ``schema_version``    1 (a reader refuses any other version)
 ``created_by``        "spit-env <version>"
-``config``            ``SpitConfig.to_dict()`` (latency models by kind and parameters)
+``config``            ``SpitConfig.to_dict()`` of the game (``core.row_config``: its seats' own
+                      latency models, by kind and parameters)
 ``seed``              int, the seed of the game's random streams (``core.init``)
 ``game_id``           int, the game id of ``seed`` (its latency draws, tie coins, re-deals)
 ``deal``              [pack0, pack1]: the card ids of each player's pack, index 0 dealt first (D3)
@@ -152,7 +153,7 @@ class Recorder:
             raise ValueError(f"players must be two names or dicts, seat 0 first, got {players!r}")
         self.row = row
         self.initial = core.snapshot(state, row)
-        self.config = state.config
+        self.config = core.row_config(state, row)  # the game's latencies, if its own
         self.seed = int(state.seed)
         self.game_id = int(state.game_id[row])
         if deal is None:
