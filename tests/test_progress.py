@@ -140,7 +140,11 @@ def test_the_match_library_reports_games_done_of_the_pairings_games():
 
     out = io.StringIO()
     p = Progress(2 * 3, "pairing", unit="games", stream=out)
-    res = arena.play_pairing("greedy", "racer", 3, progress=p)
+    from spit_env.config import SpitConfig
+
+    # games capped at 60 s of simulated time (a truncation is a draw): the count is the point
+    res = arena.play_pairing("greedy", "racer", 3, progress=p,
+                             config=SpitConfig(max_game_ms=60_000))
     p.close()
     assert p.n == res.games == 6
     assert out.getvalue().splitlines()[-1].startswith("pairing: 6/6 games (100%)")
