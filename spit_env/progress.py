@@ -16,7 +16,8 @@ a last one at the end, so a step of a few seconds prints one line::
 
 Time spent inside :meth:`Progress.paused` (an evaluation during training, say) is left out of
 the rate and named beside it, so the rate counts only the work the bar counts; the ETA uses the
-wall rate, pauses included, since they recur. It imports nothing of the package and tqdm only
+wall rate, pauses included, since they recur (but for a pause before any work is counted, such as
+the evaluation at step 0: a one-off). It imports nothing of the package and tqdm only
 for a bar (without tqdm, a terminal gets the plain lines too).
 """
 
@@ -127,6 +128,7 @@ class Progress:
         self._last_line_t = self._start
         self._next_fraction = 1
         self._pause_t: float | None = None
+        self._upfront_s = 0.0
         self._bar = None
         self._last_draw = -1.0
         if enabled and (bar if bar is not None else is_terminal(self._out())):
@@ -168,7 +170,10 @@ class Progress:
         try:
             yield self
         finally:
-            self.paused_s += self.clock() - start
+            took = self.clock() - start
+            self.paused_s += took
+            if self.n == 0:  # before any work: a one-off, left out of the ETA too
+                self._upfront_s += took
             self._pause_t = None
 
     # --- reading ----------------------------------------------------------------------------------
@@ -193,8 +198,9 @@ class Progress:
         parts = []
         if with_count:
             if self.total is not None:
-                pct = 100 * self.n / self.total if self.total else 100.0
-                parts.append(f"{self.n:,}/{self.total:,} {self.unit} ({pct:.0f}%)")
+                # rounded down: 199 of 200 is not yet 100%
+                pct = 100 * self.n // self.total if self.total else 100
+                parts.append(f"{self.n:,}/{self.total:,} {self.unit} ({pct}%)")
             else:
                 parts.append(f"{self.n:,} {self.unit}")
         rate = format_rate(self.n, working, self.unit)
@@ -208,8 +214,8 @@ class Progress:
         parts.append(f"elapsed {format_duration(elapsed)}")
         if self.total is not None:
             left = max(self.total - self.n, 0)
-            eta = 0.0 if left == 0 else (left * elapsed / self.n if self.n and elapsed > 0
-                                         else None)
+            since = elapsed - self._upfront_s
+            eta = 0.0 if left == 0 else (left * since / self.n if self.n and since > 0 else None)
             parts.append(f"ETA {format_duration(eta)}")
         extra = self.postfix() if self.postfix is not None else None
         if extra:

@@ -86,6 +86,22 @@ def test_paused_time_is_left_out_of_the_rate_and_named_beside_it():
     assert "(1:06:20 of them; 2.0 s per step with)" in p.text()
 
 
+def test_a_pause_before_any_work_is_left_out_of_the_eta_and_percentages_round_down():
+    clock, out = Clock(), io.StringIO()
+    p = Progress(200, "training", stream=out, clock=clock, paused_label="evaluations")
+    with p.paused():  # the evaluation at step 0: once, not per step
+        clock.t += 600
+    clock.t += 10
+    p.update(100)
+    with p.paused():  # one during the work: they recur, the ETA counts them
+        clock.t += 10
+    p.update(99)
+    text = p.text()
+    assert text.startswith("199/200 steps (99%) | 19.9 steps/s without evaluations (10:10 of them")
+    assert text.endswith("ETA 00:00")  # 1 step at 20 s per 199 steps: 0.1 s
+    assert "ETA 00:00" not in Progress(200, "x", stream=out, clock=clock).text()  # nothing done
+
+
 def test_unknown_total_counts_without_percentage_or_eta_and_slow_rates_read_per_item():
     clock, out = Clock(), io.StringIO()
     p = Progress(None, "playing game 0 of seed 7", stream=out, clock=clock)
@@ -124,7 +140,11 @@ def test_the_match_library_reports_games_done_of_the_pairings_games():
 
     out = io.StringIO()
     p = Progress(2 * 3, "pairing", unit="games", stream=out)
-    res = arena.play_pairing("greedy", "racer", 3, progress=p)
+    from spit_env.config import SpitConfig
+
+    # games capped at 60 s of simulated time (a truncation is a draw): the count is the point
+    res = arena.play_pairing("greedy", "racer", 3, progress=p,
+                             config=SpitConfig(max_game_ms=60_000))
     p.close()
     assert p.n == res.games == 6
     assert out.getvalue().splitlines()[-1].startswith("pairing: 6/6 games (100%)")
