@@ -110,7 +110,6 @@ class SpitVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._seed: int | None = None
         self._game_id = -1  # the last game id started
-        self._rng: np.random.Generator | None = None
         self._obs = None
         self._masks = None  # the learners' masks of the current state
         self._ended = np.zeros(self.num_envs, bool)  # rows restarted by the next step
@@ -154,10 +153,9 @@ class SpitVectorEnv(VectorEnv):
         else:
             seed, first = next_game(seed, None, -1)
         super().reset(seed=seed)
-        if first == 0:
-            self._rng = np.random.default_rng(seed)
         n = self.num_envs
-        self._duel.start(seed, first, self._duel.draw_seats(np.ones(n, bool), self._rng),
+        ids = first + np.arange(n)
+        self._duel.start(seed, first, self._duel.draw_seats(np.ones(n, bool), seed, ids),
                          deals=None if deal is None else [deal] * n)
         self._seed, self._game_id = seed, first + n - 1
         self._obs = self._duel.learner_observe()
@@ -191,10 +189,10 @@ class SpitVectorEnv(VectorEnv):
             ids = np.zeros(self.num_envs, np.int64)
             ids[restart] = self._game_id + 1 + np.arange(int(restart.sum()))
             self._game_id += int(restart.sum())
-            self._duel.restart(restart, ids, self._duel.draw_seats(restart, self._rng))
+            self._duel.restart(restart, ids, self._duel.draw_seats(restart, self._seed, ids))
             self._obs[restart] = self._duel.learner_observe(restart)
         if live.any():
-            obs, rew, t, tr, _ = self._duel.play(a, live, self._rng)
+            obs, rew, t, tr, _ = self._duel.play(a, live)
             self._obs[live] = obs
             rewards[live], term[live], trunc[live] = rew[live], t[live], tr[live]
         self._ended = term | trunc
