@@ -239,7 +239,10 @@ class ParallelLifecycle(SingleGame):
 
     def after_reset(self, result):
         obs, infos = result
-        assert self.env.agents == AGENTS and infos == {a: {"events": []} for a in AGENTS}
+        assert self.env.agents == AGENTS and self.env.last_events() == []
+        clock = self.env.snapshot()["clock_ms"]
+        assert infos == {a: {"clock_ms": clock, "illegal": False} for a in AGENTS}
+        assert all(type(v) in (np.int64, np.bool_) for i in infos.values() for v in i.values())
         self.check_observations(obs, AGENTS)
 
     def check_observations(self, obs, agents):
@@ -260,9 +263,11 @@ class ParallelLifecycle(SingleGame):
         assert set(terms.values()) == {term} and set(truncs.values()) == {trunc}
         assert not (term and trunc)
         assert self.env.agents == ([] if term or trunc else AGENTS)
-        events = infos[before[0]]["events"]
+        events = self.env.last_events()
         flagged = {(e["player"], e["action"]) for e in events if e["type"] == "illegal"}
         assert flagged == {(AGENTS.index(a), act) for a, act in illegal.items()}
+        assert {a for a in before if infos[a]["illegal"]} == set(illegal)
+        assert all(set(infos[a]) == {"clock_ms", "illegal"} for a in before)
         self.check_observations(obs, before)
 
     @precondition(lambda self: self.live)
@@ -512,14 +517,26 @@ class GymLifecycle(SingleGame):
             assert self.env.snapshot() == want
         self.over = False
         assert self.env.observation_space.contains(obs)
-        assert info == {"events": [], "learner_seat": self.env.learner_seat}
+        self.check_info(info, illegal=False)
+        assert self.env.last_events() == []
+
+    def check_info(self, info, illegal=None):
+        """The fixed-shape info of Spit-v0: the same keys, types and shapes at every step."""
+        assert set(info) == {"action_mask", "learner_seat", "clock_ms", "illegal"}
+        assert info["action_mask"].dtype == bool and info["action_mask"].shape == (rules.N_ACTIONS,)
+        assert np.array_equal(info["action_mask"], self.env.action_masks())
+        assert info["learner_seat"] == self.env.learner_seat
+        assert type(info["clock_ms"]) is np.int64 and type(info["illegal"]) is np.bool_
+        assert info["clock_ms"] == self.env.snapshot()["clock_ms"]
+        if illegal is not None:
+            assert bool(info["illegal"]) is illegal
 
     def check_step(self, result):
         obs, reward, term, trunc, info = result
         assert self.env.observation_space.contains(obs)
         assert isinstance(reward, float) and np.isfinite(reward)
         assert not (term and trunc)
-        assert set(info) == {"events", "learner_seat"}
+        self.check_info(info)
         self.over = term or trunc
         busy = obs[rules.OBS["self_busy"].start]
         if not self.over:
@@ -544,7 +561,8 @@ class GymLifecycle(SingleGame):
             self.expect(False, lambda e: e.step(action), match="action = .*not legal")
         else:
             result = self.expect(True, lambda e: e.step(action))
-            flagged = [e for e in result[4]["events"] if e["type"] == "illegal"]
+            assert result[4]["illegal"]
+            flagged = [e for e in self.env.last_events() if e["type"] == "illegal"]
             assert flagged[0]["player"] == self.env.learner_seat
             assert flagged[0]["action"] == action
             self.check_step(result)

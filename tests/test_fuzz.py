@@ -307,9 +307,9 @@ def fuzz_parallel(rng, budget: int, stats) -> None:
                 raise Refused(f"step results keyed by {list(d)}, not {before}")
         if sum(rewards.values()) != 0.0:
             raise Refused(f"rewards not zero-sum: {rewards}")
-        flagged = {f"player_{e['player']}" for e in infos[before[0]]["events"]
-                   if e["type"] == "illegal"}
-        if flagged != illegal:
+        flagged = {f"player_{e['player']}" for e in env.last_events() if e["type"] == "illegal"}
+        reported = {a for a in before if infos[a]["illegal"]}
+        if flagged != illegal or reported != illegal:
             raise Refused(f"illegal events for {flagged}, illegal actions of {illegal}")
         ended = terms[before[0]] or truncs[before[0]]
         if env.agents != ([] if ended else before):
@@ -386,8 +386,9 @@ def fuzz_gym(rng, budget: int, stats) -> None:
         check_invariants(env.duel.state)
         if term and trunc or not np.isfinite(reward):
             raise Refused(f"terminated and truncated, or a reward of {reward}")
-        flagged = [e for e in info["events"] if e["type"] == "illegal"]
-        if (kind == "illegal") != any(e["player"] == info["learner_seat"] for e in flagged):
+        flagged = [e for e in env.last_events() if e["type"] == "illegal"]
+        if (kind == "illegal") != any(e["player"] == info["learner_seat"] for e in flagged) or (
+                kind == "illegal") != bool(info["illegal"]):
             raise Refused("the learner's illegal action was not reported (or a legal one was)")
         over = term or trunc
         if not over and obs[busy] != 0.0:
