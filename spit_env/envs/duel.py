@@ -69,6 +69,17 @@ def check_options(learner_seat, reward, shaping, episode) -> float:
     return check_number("shaping", shaping)
 
 
+def _seated_copies(policies: dict) -> list:
+    """(seat, policy) pairs to ask, from an opponent's seated copies ``{seat: policy}``.
+
+    One pair (seat None: every seat) when the copies are one object, else one per seat.
+    """
+    first = next(iter(policies.values()))
+    if all(p is first for p in policies.values()):
+        return [(None, first)]
+    return sorted(policies.items())
+
+
 class Duel:
     """B games of the core, each with a learner seat and an opponent policy (module docstring).
 
@@ -432,22 +443,16 @@ class Duel:
         plays, in the order of the opponents, with :meth:`policy_rng`.
         """
         obs = self.observe_at(idx, seats)
-        if len(self._opponents) == 1 and len(set(map(id, self._opponents[0][1].values()))) == 1:
-            return call_policy(next(iter(self._opponents[0][1].values())), obs, masks,
-                               self.policy_rng(idx, seats),
-                               table=lambda: self.public_table(idx, seats))
         out = np.empty(idx.size, np.int64)
         who = self.row_opponent[idx]
         for k in np.unique(who):
-            policies = self._opponents[k][1]
-            one = len(set(map(id, policies.values()))) == 1
-            for seat in (None,) if one else (0, 1):
-                j = np.flatnonzero((who == k) if one else (who == k) & (seats == seat))
-                if j.size:
-                    policy = policies[seat] if seat is not None else policies[min(policies)]
-                    out[j] = call_policy(policy, obs[j], masks[j],
-                                         self.policy_rng(idx[j], seats[j]),
-                                         table=lambda j=j: self.public_table(idx[j], seats[j]))
+            for seat, policy in _seated_copies(self._opponents[k][1]):
+                sel = who == k if seat is None else (who == k) & (seats == seat)
+                if not sel.any():
+                    continue
+                j = slice(None) if sel.all() else np.flatnonzero(sel)  # all rows: no copies
+                out[j] = call_policy(policy, obs[j], masks[j], self.policy_rng(idx[j], seats[j]),
+                                     table=lambda j=j: self.public_table(idx[j], seats[j]))
         return out
 
     def _cards_held(self, idx: np.ndarray) -> np.ndarray:
