@@ -445,7 +445,7 @@ class Duel:
         obs = self.observe_at(idx, seats)
         out = np.empty(idx.size, np.int64)
         who = self.row_opponent[idx]
-        for k in np.unique(who):
+        for k in (0,) if len(self._opponents) == 1 else np.unique(who):
             for seat, policy in _seated_copies(self._opponents[k][1]):
                 sel = who == k if seat is None else (who == k) & (seats == seat)
                 if not sel.any():
