@@ -15,10 +15,12 @@ half):
    ``--curve-opponent`` for each ``r`` of ``--curve-rollouts``: the win rate as a function of the
    budget. If planning helps, the curve climbs; where the game leaves no room, it flattens.
 
-Each pairing's deals are split into ``--workers`` chunks run by as many processes; wall seconds
-per pairing are reported with the results. Game ids fix the deals and the games' streams, but
-each chunk seeds the policies' generators afresh (as a pairing of its own), so the figures
-depend on ``--workers`` as they do on ``--seed`` (the published run: 2).
+Each pairing's deals are split into ``--workers`` chunks run by as many processes (one process:
+all of a pairing's games in one batch); wall seconds per pairing are reported with the results.
+A game's moves depend on its game id, its players and ``--seed`` alone, so the chunks change
+nothing, but for the draws a policy takes from the generator the rows of one call share
+(docs/ENVIRONMENTS.md, "Seeding"). Results go to stdout, one line per pairing as it ends;
+progress to stderr (``--quiet``: none).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -33,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.arena import GameJob, Player, pairing_result, player_error, save_figure
+from agents.arena import GameJob, Player, pairing_result, play_jobs, player_error, save_figure
 from experiments.cli import ArgumentParser
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
@@ -47,7 +50,8 @@ def run_pairing(player: Player | str, opponent: str, deals: int, *,
     """One duplicate-deal pairing, its deals split among ``workers`` processes.
 
     The deals are cut into ``workers`` near-equal chunks of consecutive game ids, each played in
-    both seat orders as two jobs (``agents.arena.GameJob``) on ``pool``.
+    both seat orders as two jobs (``agents.arena.GameJob``) on ``pool`` (without a pool: all
+    jobs in one batch here, ``agents.arena.play_jobs``).
 
     Args:
         player: the player measured (a Player, name or profile).
@@ -72,17 +76,17 @@ def run_pairing(player: Player | str, opponent: str, deals: int, *,
     bounds = np.linspace(0, deals, n_chunks + 1).astype(int)
     jobs = []
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        if b > a:  # every chunk seeds the policies as a pairing of its own (stream 0)
-            jobs += [GameJob(player, rival, int(a), int(b - a), 0, False),
-                     GameJob(rival, player, int(a), int(b - a), 0, True)]
-    run_one = partial(GameJob.run, config=config or SpitConfig(), seed=seed,
-                      batch_size=batch_size)
+        if b > a:
+            jobs += [GameJob(player, rival, int(a), int(b - a), False),
+                     GameJob(rival, player, int(a), int(b - a), True)]
+    settings = dict(config=config or SpitConfig(), seed=seed, batch_size=batch_size)
     t0 = time.perf_counter()
     if pool is None:
-        outputs = [run_one(j, progress=progress) for j in jobs]
+        outputs = play_jobs(jobs, **settings,
+                            report=None if progress is None else (lambda _, n: progress(n)))
     else:
         outputs = []
-        for job, out in zip(jobs, pool.map(run_one, jobs), strict=True):
+        for job, out in zip(jobs, pool.map(partial(GameJob.run, **settings), jobs), strict=True):
             outputs.append(out)
             if progress is not None:
                 progress(job.count)
@@ -111,7 +115,8 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
         seed: the game seed.
         batch_size: games stepped at once per process.
         workers: processes (spawned) per pairing.
-        show_progress: a progress bar and one line per pairing.
+        show_progress: show the progress (a bar, or plain lines on stderr); the line of each
+            pairing's result goes to stdout either way.
         json_path: write the result there after every pairing.
         resume: keep the pairings already in ``json_path`` (same player, opponent and deals,
             same config and seed) instead of playing them again, so a long study can be stopped
@@ -158,8 +163,10 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
             if json_path is not None:
                 Path(json_path).parent.mkdir(parents=True, exist_ok=True)
                 Path(json_path).write_text(json.dumps(out, indent=2))
+            # a result: on stdout (above the bar on a terminal), whatever --quiet says
             bar.write(f"{res['player']:>24} vs {res['opponent']:<8} {res['win_rate']:.3f} "
-                      f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}]  {res['wall_seconds']:.0f} s")
+                      f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}]  {res['wall_seconds']:.0f} s",
+                      file=sys.stdout, always=True)
     finally:
         bar.close()
         if pool is not None:

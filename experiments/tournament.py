@@ -12,10 +12,13 @@ deals, scoring, profiles, jobs); this script reads the arguments, runs
 writes the files. A player is a policy name, a profile "name@latency" (the profile's latency
 replaces that seat's; ``--latency`` sets the default of both seats) or a trained model's path.
 
-``--chunk`` deals make one job; ``--ray [ADDRESS]`` runs each job as a Ray task
+Without ``--ray`` every pairing's games play in one batch here. ``--ray [ADDRESS]`` runs the
+jobs (``--chunk`` deals of one pairing in one seat order each) as Ray tasks
 (``experiments/cluster/tasks.py``; a local Ray on 127.0.0.1 by default, a cluster by its
-address) and the table is the same, number for number. A smaller ``--chunk`` spreads a long
-pairing over more CPUs (for the same seed, a different chunk size gives other random draws).
+address). A game depends on its game id, its players and ``--seed`` alone (but for the draws a
+policy takes from the generator the rows of one call share: docs/ENVIRONMENTS.md, "Seeding"),
+so the table is the same, game for game, whatever ``--chunk`` and wherever the jobs run; a
+smaller ``--chunk`` spreads a long pairing over more CPUs.
 
 The latency study (``--latency-study BOT``): the bot against itself, one seat's mean latency
 varied over ``--latency-grid`` (log-normal, sd = 20% of the mean as in the club preset, floored
@@ -106,8 +109,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--no-tournament", action="store_true", help="run only the latency study")
     p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     p.add_argument("--chunk", type=int, default=1000,
-                   help="deals per job (one task on Ray); the table depends on it, not on where "
-                   "the jobs run (default: %(default)s)")
+                   help="deals per job (one task with --ray); the table does not depend on it "
+                   "(default: %(default)s)")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="run the jobs as Ray tasks: alone, on a local Ray started on 127.0.0.1 "
                    "for this run; 'auto' or HOST:PORT for a running cluster (needs the 'scale' "

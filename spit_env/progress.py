@@ -124,6 +124,7 @@ class Progress:
         #: the plain lines written so far (also kept when writing a bar: the last state)
         self.written: list[str] = []
         self.closed = False
+        self._closed_at: float | None = None
         self._start = clock()
         self._last_line_t = self._start
         self._next_fraction = 1
@@ -177,21 +178,29 @@ class Progress:
             self._pause_t = None
 
     # --- reading ----------------------------------------------------------------------------------
+    def _now(self) -> float:
+        """The clock, or the time of :meth:`close` once closed (the figures stop there)."""
+        return self._closed_at if self._closed_at is not None else self.clock()
+
     @property
     def elapsed_s(self) -> float:
-        """Wall seconds since the start."""
-        return self.clock() - self._start
+        """Wall seconds since the start (until :meth:`close`)."""
+        return self._now() - self._start
 
     @property
     def working_s(self) -> float:
-        """Seconds since the start outside :meth:`paused` blocks."""
-        now = self.clock()
+        """Seconds since the start outside :meth:`paused` blocks (until :meth:`close`).
+
+        After :meth:`close` it is the figure the last line's rate was computed from, so a
+        summary that divides :attr:`n` by it prints that rate exactly.
+        """
+        now = self._now()
         inside = now - self._pause_t if self._pause_t is not None else 0.0
         return now - self._start - self.paused_s - inside
 
     def text(self, now: float | None = None, *, with_count: bool = True) -> str:
         """The state as one line (without ``desc``): count, rate, elapsed, ETA, postfix."""
-        now = self.clock() if now is None else now
+        now = self._now() if now is None else now
         elapsed = now - self._start
         inside = now - self._pause_t if self._pause_t is not None else 0.0
         working = elapsed - self.paused_s - inside
@@ -252,24 +261,34 @@ class Progress:
             sys.stdout.flush()
         print(line, file=out, flush=True)
 
-    def write(self, message: str) -> None:
-        """Print ``message`` on a line of its own (above the bar, if there is one)."""
-        if not self.enabled:
+    def write(self, message: str, *, file=None, always: bool = False) -> None:
+        """Print ``message`` on a line of its own (above the bar, if there is one).
+
+        Args:
+            message: the line.
+            file: where it goes (default: the progress's stream); a result goes to sys.stdout,
+                the bar stays on its own stream.
+            always: write it even when the progress is disabled (a result, not a progress
+                message).
+        """
+        if not (self.enabled or always):
             return
+        file = self._out() if file is None else file
         if self._bar is not None:
-            self._bar.write(message, file=self._out())
+            self._bar.write(message, file=file)
         else:
-            sys.stdout.flush()
-            print(message, file=self._out(), flush=True)
+            if file is not sys.stdout:  # keep the order of what the script printed before
+                sys.stdout.flush()
+            print(message, file=file, flush=True)
 
     def close(self) -> None:
         """Write the last line (or the bar's final state) once; later updates write nothing."""
         if self.closed:
             return
         self.closed = True
+        now = self._closed_at = self.clock()
         if not self.enabled:
             return
-        now = self.clock()
         if self._bar is not None:
             self._draw(now)
             self._bar.close()

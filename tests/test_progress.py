@@ -135,6 +135,33 @@ def test_a_terminal_gets_a_bar_a_disabled_progress_writes_nothing():
         Progress(-1, "x")
 
 
+def test_after_close_the_figures_are_those_of_the_last_line():
+    clock = Clock()
+    out = io.StringIO()
+    p = Progress(1000, "training", stream=out, clock=clock, paused_label="evaluations")
+    with p.paused():
+        clock.t += 40.0
+    clock.t += 12.5
+    p.update(1000)
+    p.close()
+    working, elapsed = p.working_s, p.elapsed_s
+    clock.t += 30.0  # later readings, a summary's: the same figures, not the clock's
+    assert (p.working_s, p.elapsed_s) == (working, elapsed) == (12.5, 52.5)
+    assert f"| {format_rate(p.n, p.working_s, 'steps')} without" in out.getvalue().splitlines()[-1]
+
+
+def test_results_written_beside_the_progress_go_where_they_are_sent_even_when_quiet(capsys):
+    out = io.StringIO()
+    p = Progress(2, "study", stream=out)
+    p.write("a progress note")
+    p.write("a result line", file=sys.stdout, always=True)
+    quiet = Progress(2, "study", stream=out, enabled=False)
+    quiet.write("not shown")
+    quiet.write("a result under --quiet", file=sys.stdout, always=True)
+    assert out.getvalue() == "a progress note\n"
+    assert capsys.readouterr().out == "a result line\na result under --quiet\n"
+
+
 def test_the_match_library_reports_games_done_of_the_pairings_games():
     from agents import arena
 

@@ -20,13 +20,16 @@ believes the seat's latency, as it does as an environment's opponent.
 **The game loop** (:class:`Match`, :func:`run_games`): two seated policies over a batch of games
 on the core, finished rows re-started with the next game ids; steppable for callers that play a
 seat themselves (the real-time game's human) or record every step (the replay).
+:meth:`Match.of_pairings` runs several pairings in one batch (:func:`play_jobs`,
+:func:`play_pairings`): a batch lasts as long as its longest game, so pairings that share one
+pay for one long tail instead of one each.
 
 **Duplicate deals.** Every pairing (A, B) plays each deal twice: game id g of ``seed`` with A in
 seat 0 and B in seat 1, then the same game id with the seats swapped. A game id fixes the deal
 and every random stream of the game (latency draws per seat and decision, tie coins, re-deal
-shuffles; ``spit_env/streams.py``), and each seat's policy generator is seeded by (seed, seat)
-alone, so the two games differ only in which policy sits where. Luck of the deal then cancels
-out of the pairing's result.
+shuffles; ``spit_env/streams.py``), and each seat's policy draws from that game's stream for the
+seat (keyed by the game, the seat and the seat's decision index), so the two games differ only
+in which policy sits where. Luck of the deal then cancels out of the pairing's result.
 
 **Scoring.** A game's winner gets 1, the loser 0; a draw or a truncated game (D16) counts half
 to each (``draws`` are also reported separately). The win rate of A against B is its score over
@@ -39,12 +42,11 @@ each), by maximum likelihood with scipy, on the Elo scale (400 points = 10:1 odd
 mean of 0. A tiny ridge term keeps the fit finite when a player wins every game.
 
 **Jobs and runners** (:class:`GameJob`, :data:`Runner`). A pairing's games are split into jobs:
-chunks of at most ``chunk`` deals, each played in both seat orders. Chunk k seeds the policies'
-generators with (seed, seat, k) -- chunk 0 with (seed, seat), as a pairing played in one piece --
-so a job's games depend only on the job, never on where or in which order it runs. A runner
-plays the jobs: here one after another (:func:`run_jobs_locally`), or as Ray tasks
-(``experiments.cluster.tasks.run_jobs_on_ray``), with the same table, number for number. For the
-same seed, a different chunk size gives other random draws.
+chunks of at most ``chunk`` deals, each played in both seat orders. A game's moves depend only on
+its game id, its two players, the config and the seed: not on its job, the chunk size, the batch
+size or the other games of its batch. A runner plays the jobs: here all in one batch
+(:func:`run_jobs_locally`), or one Ray task each (``experiments.cluster.tasks.run_jobs_on_ray``),
+with the same table, game for game.
 
 **Latency study** (:func:`latency_curve`): one bot against itself, one seat's mean latency
 varied over a grid, the other at a reference latency. Figures: :func:`plot_winrate_matrix`,
@@ -61,7 +63,9 @@ from agents.arena.pairings import (
     Runner,
     pairing_jobs,
     pairing_result,
+    play_jobs,
     play_pairing,
+    play_pairings,
     round_robin,
     run_jobs_locally,
 )
@@ -78,8 +82,10 @@ __all__ = [
     "GameJob",
     "Runner",
     "run_jobs_locally",
+    "play_jobs",
     "pairing_jobs",
     "pairing_result",
+    "play_pairings",
     "play_pairing",
     "round_robin",
     "wilson_interval",

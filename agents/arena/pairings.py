@@ -8,14 +8,14 @@ from functools import partial
 
 import numpy as np
 
-from agents.arena.match import Player, run_games
+from agents.arena.match import Match, Player, run_games
 from agents.arena.stats import bradley_terry, wilson_interval
 from spit_env.checks import check_int
 from spit_env.config import SpitConfig
 from spit_env.progress import Progress, counted
 
-__all__ = ["PairingResult", "GameJob", "Runner", "run_jobs_locally", "pairing_jobs",
-           "pairing_result", "play_pairing", "round_robin"]
+__all__ = ["PairingResult", "GameJob", "Runner", "play_jobs", "run_jobs_locally", "pairing_jobs",
+           "pairing_result", "play_pairings", "play_pairing", "round_robin"]
 
 
 @dataclass
@@ -44,17 +44,22 @@ class PairingResult:
 class GameJob:
     """One task of a pairing: ``count`` deals from game id ``first_game``, ``seat0`` in seat 0.
 
-    ``swapped`` marks the job whose seat 0 is the pairing's second player; ``stream`` is the
-    chunk's index, which seeds the policies' generators (see :class:`agents.arena.Match`). A job
-    is picklable, and its games depend on nothing but the job and :meth:`run`'s arguments.
+    ``swapped`` marks the job whose seat 0 is the pairing's second player. A job is picklable,
+    and its games depend on nothing but the job and :meth:`run`'s arguments (the config and the
+    seed): not on the other jobs played beside it in a batch, nor on how a pairing's deals are
+    cut into jobs, so any runner gives the same games.
     """
 
     seat0: Player
     seat1: Player
     first_game: int
     count: int
-    stream: int = 0
     swapped: bool = False
+
+    @property
+    def game_ids(self) -> np.ndarray:
+        """(count,) int64: the job's game ids."""
+        return np.arange(self.first_game, self.first_game + self.count, dtype=np.int64)
 
     def run(self, *, config: SpitConfig | None = None, seed: int = 0, batch_size: int = 256,
             progress: Callable[[int], None] | None = None) -> dict[str, np.ndarray]:
@@ -63,29 +68,62 @@ class GameJob:
         Returns:
             the dict of (count,) arrays of :func:`agents.arena.run_games`.
         """
-        ids = np.arange(self.first_game, self.first_game + self.count)
-        return run_games(self.seat0, self.seat1, ids, config=config, seed=seed,
-                         batch_size=batch_size, policy_stream=self.stream, progress=progress)
+        return run_games(self.seat0, self.seat1, self.game_ids, config=config, seed=seed,
+                         batch_size=batch_size, progress=progress)
 
 
-#: ``runner(jobs, run_one, progress) -> outputs``: plays every job (``run_one(job)`` is
-#: ``job.run`` with the pairing's config, seed and batch size bound) and returns the outputs
-#: in the order of ``jobs``; ``progress(n)`` after n games. None: one after another, here
-#: (:func:`run_jobs_locally`); ``experiments.cluster.tasks.run_jobs_on_ray``: as Ray tasks.
-Runner = Callable[[list, Callable, Callable[[int], None] | None], list]
+def play_jobs(jobs: Sequence[GameJob], *, config: SpitConfig | None = None, seed: int = 0,
+              batch_size: int = 256,
+              report: Callable[[int, int], None] | None = None) -> list[dict[str, np.ndarray]]:
+    """Play every job's games in one batch (``agents.arena.Match.of_pairings``).
+
+    The jobs share the batch's steps: the run lasts as long as its longest game, not the sum
+    of each job's longest; each game plays as it would in its job alone.
+
+    Args:
+        jobs: the jobs (of one pairing or many).
+        config: the games' config (default SpitConfig()); a player's latency replaces its
+            seat's.
+        seed: the game seed.
+        batch_size: games stepped at once, >= 1.
+        report: called as ``report(k, n)`` when n more games of ``jobs[k]`` have finished.
+
+    Returns:
+        one dict of (count,) arrays per job, in the order of ``jobs``
+        (:func:`agents.arena.run_games`).
+
+    Raises:
+        ValueError: a bad batch size, an unknown policy or a bad profile.
+    """
+    if not jobs:
+        return []
+    match = Match.of_pairings([(j.seat0, j.seat1, j.game_ids) for j in jobs], config=config,
+                              seed=seed, batch_size=batch_size)
+    match.run(report=report)
+    return match.all_results
 
 
-def run_jobs_locally(jobs, run_one, progress=None) -> list:
-    """The default :data:`Runner`: the jobs one after another in this process."""
-    return [run_one(job, progress=progress) for job in jobs]
+#: ``runner(jobs, play, report) -> outputs``: plays every job and returns the outputs in the
+#: order of ``jobs``. ``play(some_jobs, report=None)`` is :func:`play_jobs` with the config,
+#: seed and batch size bound, so a runner only chooses which jobs play together where;
+#: ``report(k, n)``: n more games of ``jobs[k]`` finished. None: all of them in one batch here
+#: (:func:`run_jobs_locally`); ``experiments.cluster.tasks.run_jobs_on_ray``: one Ray task per
+#: job. The games, and so the outputs, do not depend on the runner.
+Runner = Callable[[list, Callable, Callable[[int, int], None] | None], list]
+
+
+def run_jobs_locally(jobs, play, report=None) -> list:
+    """The default :data:`Runner`: every job in one batch in this process."""
+    return play(list(jobs), report=report)
 
 
 def pairing_jobs(a: Player | str, b: Player | str, deals: int, *, first_game: int = 0,
                  chunk: int | None = None) -> list[GameJob]:
     """The jobs of a duplicate-deal pairing.
 
-    Chunks of at most ``chunk`` deals (None: one chunk), chunk k as stream k, each played with
-    a in seat 0 and with b in seat 0.
+    Chunks of at most ``chunk`` deals (None: one chunk), each played with a in seat 0 and with
+    b in seat 0. The chunk size says how the work may be spread (one Ray task per job); it does
+    not change the games.
 
     Raises:
         ValueError: deals or chunk not an integer >= 1, a bad first game or player.
@@ -96,9 +134,9 @@ def pairing_jobs(a: Player | str, b: Player | str, deals: int, *, first_game: in
     a, b = Player.parse(a), Player.parse(b)
     size = int(deals if chunk is None else chunk)
     jobs = []
-    for k, start in enumerate(range(int(first_game), int(first_game) + int(deals), size)):
+    for start in range(int(first_game), int(first_game) + int(deals), size):
         n = min(size, int(first_game) + int(deals) - start)
-        jobs += [GameJob(a, b, start, n, k, False), GameJob(b, a, start, n, k, True)]
+        jobs += [GameJob(a, b, start, n, False), GameJob(b, a, start, n, True)]
     return jobs
 
 
@@ -121,28 +159,65 @@ def pairing_result(a: Player, b: Player, jobs: Sequence[GameJob],
     )
 
 
-def play_pairing(a: Player | str, b: Player | str, deals: int, *,
-                 config: SpitConfig | None = None, seed: int = 0, first_game: int = 0,
-                 batch_size: int = 256, progress: Callable[[int], None] | None = None,
-                 chunk: int | None = None, runner: Runner | None = None) -> PairingResult:
-    """Duplicate deals of ``a`` against ``b``.
+def play_pairings(pairings: Sequence[tuple], deals: int, *, config: SpitConfig | None = None,
+                  seed: int = 0, first_game: int = 0, batch_size: int = 256,
+                  chunk: int | None = None, runner: Runner | None = None,
+                  report: Callable[[int, int], None] | None = None) -> list[PairingResult]:
+    """Duplicate deals of each pairing ``(a, b)``, all of them played together.
 
-    Game ids first_game .. first_game + deals - 1, each with a in seat 0 then with b in seat 0,
-    in chunks of ``chunk`` deals (None: one piece; :func:`pairing_jobs`) run by ``runner``
-    (None: here, one after another). Scoring: ``agents.arena``.
+    Each pairing plays game ids first_game .. first_game + deals - 1, each with a in seat 0 then
+    with b in seat 0, in jobs of ``chunk`` deals (None: one per seat order; :func:`pairing_jobs`)
+    that ``runner`` plays (None: all in one batch here, so the pairings share its steps).
+    Scoring: ``agents.arena``. A pairing's result does not depend on the others, the chunks or
+    the runner.
+
+    Args:
+        pairings: ``(a, b)`` pairs of players (Players, names or profiles).
+        deals: duplicate deals per pairing.
+        config: the games' config (default SpitConfig()).
+        seed: the game seed.
+        first_game: the first game id.
+        batch_size: games stepped at once (by :func:`play_jobs`).
+        chunk: deals per job (None: one job per seat order).
+        runner: plays the jobs (:data:`Runner`; None: :func:`run_jobs_locally`).
+        report: called as ``report(i, n)`` when n more games of ``pairings[i]`` have finished.
+
+    Returns:
+        one PairingResult per pairing, in order.
 
     Raises:
         ValueError: as :func:`pairing_jobs`, or an unknown policy or bad profile.
     """
-    a, b = Player.parse(a), Player.parse(b)
-    jobs = pairing_jobs(a, b, deals, first_game=first_game, chunk=chunk)
-    run_one = partial(_run_job, config=config, seed=seed, batch_size=batch_size)
-    outputs = (runner or run_jobs_locally)(jobs, run_one, progress)
-    return pairing_result(a, b, jobs, outputs)
+    players = [(Player.parse(a), Player.parse(b)) for a, b in pairings]
+    jobs = [pairing_jobs(a, b, deals, first_game=first_game, chunk=chunk) for a, b in players]
+    owner = [i for i, js in enumerate(jobs) for _ in js]
+    play = partial(play_jobs, config=config, seed=seed, batch_size=batch_size)
+    tell = None if report is None else (lambda k, n: report(owner[k], n))
+    outputs = (runner or run_jobs_locally)([j for js in jobs for j in js], play, tell)
+    results, done = [], 0
+    for (a, b), js in zip(players, jobs, strict=True):
+        results.append(pairing_result(a, b, js, outputs[done:done + len(js)]))
+        done += len(js)
+    return results
 
 
-def _run_job(job: GameJob, *, config, seed, batch_size, progress=None) -> dict:
-    return job.run(config=config, seed=seed, batch_size=batch_size, progress=progress)
+def play_pairing(a: Player | str, b: Player | str, deals: int, *,
+                 config: SpitConfig | None = None, seed: int = 0, first_game: int = 0,
+                 batch_size: int = 256, progress: Callable[[int], None] | None = None,
+                 chunk: int | None = None, runner: Runner | None = None) -> PairingResult:
+    """Duplicate deals of ``a`` against ``b`` (:func:`play_pairings` of the one pairing).
+
+    Game ids first_game .. first_game + deals - 1, each with a in seat 0 then with b in seat 0,
+    in chunks of ``chunk`` deals (None: one piece; :func:`pairing_jobs`) run by ``runner``
+    (None: here, in one batch). ``progress(n)``: n more games finished. Scoring:
+    ``agents.arena``.
+
+    Raises:
+        ValueError: as :func:`pairing_jobs`, or an unknown policy or bad profile.
+    """
+    return play_pairings([(a, b)], deals, config=config, seed=seed, first_game=first_game,
+                         batch_size=batch_size, chunk=chunk, runner=runner,
+                         report=None if progress is None else (lambda _, n: progress(n)))[0]
 
 
 def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConfig | None = None,
@@ -151,9 +226,9 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     """Every pairing of ``players`` over the same ``deals`` duplicate deals.
 
     The pairings' jobs (chunks of ``chunk`` deals, None: one per seat order; see
-    :func:`pairing_jobs`) go to ``runner`` all at once (None: played here one after another;
+    :func:`pairing_jobs`) go to ``runner`` all at once (None: played here in one batch;
     ``experiments.cluster.tasks.run_jobs_on_ray``: as Ray tasks). The result does not depend
-    on the runner.
+    on the runner or the chunks.
 
     With ``show_progress``, the games show their progress (``spit_env.progress``: a bar on a
     terminal, plain lines in a log), games done of all the pairings' games.
@@ -176,21 +251,16 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     bar = Progress(len(pairs) * 2 * deals, f"tournament ({counted(len(pairs), 'pairing')})",
                    unit="games", enabled=show_progress)
-    jobs = [pairing_jobs(players[i], players[j], deals, chunk=chunk) for i, j in pairs]
-    run_one = partial(_run_job, config=config, seed=seed, batch_size=batch_size)
-    outputs = (runner or run_jobs_locally)([job for js in jobs for job in js], run_one, bar)
-    results = []
+    results = play_pairings([(players[i], players[j]) for i, j in pairs], deals, config=config,
+                            seed=seed, batch_size=batch_size, chunk=chunk, runner=runner,
+                            report=lambda _, n: bar(n))
+    bar.close()
     score = np.zeros((k, k))
     games = np.zeros((k, k))
-    done = 0
-    for (i, j), js in zip(pairs, jobs, strict=True):
-        res = pairing_result(players[i], players[j], js, outputs[done:done + len(js)])
-        done += len(js)
-        results.append(res)
+    for res, (i, j) in zip(results, pairs, strict=True):
         score[i, j] = res.wins_a + res.draws / 2
         score[j, i] = res.wins_b + res.draws / 2
         games[i, j] = games[j, i] = res.games
-    bar.close()
     rate = np.full((k, k), 0.5)
     lo = np.zeros((k, k))
     hi = np.ones((k, k))

@@ -2,9 +2,10 @@
 
 :func:`run_jobs_on_ray` is an :data:`agents.arena.Runner`: every :class:`agents.arena.GameJob` (a
 chunk of a pairing's deals in one seat order) becomes one Ray task of one CPU, all submitted at
-once; the progress callback hears of each task's games as the task finishes. A job's games depend
-only on the job (its game ids and policy stream), so the table is the local run's, number for
-number, whatever the number of nodes or the order in which tasks finish.
+once; the report callback hears of each task's games as the task finishes. A game depends only
+on its game id, its players and the seed, never on the other games in its batch, so the table is
+the local run's (all jobs in one batch), game for game, whatever the number of nodes, the chunks
+or the order in which tasks finish.
 
 Ray must already be initialised (``experiments.cluster.connect.ray_session``). Players given by a
 path (a trained model, an RLlib checkpoint) are loaded by the task on its node: on a cluster the
@@ -18,19 +19,22 @@ from collections.abc import Callable
 __all__ = ["run_jobs_on_ray"]
 
 
-def _play(run_one: Callable, job) -> dict:
-    return run_one(job)
+def _play(play: Callable, job) -> dict:
+    return play([job])[0]
 
 
-def run_jobs_on_ray(jobs: list, run_one: Callable, progress: Callable[[int], None] | None = None,
-                    *, num_cpus: float = 1) -> list:
-    """Run ``run_one(job)`` for every job as a Ray task; outputs in the order of ``jobs``.
+def run_jobs_on_ray(jobs: list, play: Callable,
+                    report: Callable[[int, int], None] | None = None, *,
+                    num_cpus: float = 1) -> list:
+    """Run ``play([job])`` for every job as a Ray task; outputs in the order of ``jobs``.
 
     Args:
         jobs: GameJobs (anything picklable with a ``count`` of deals).
-        run_one: a picklable callable playing one job (a module-level function or a partial).
-        progress: called with a task's number of games (``job.count``: one per deal, a job
-            plays one seat order) as the task finishes.
+        play: a picklable callable playing a list of jobs and returning their outputs
+            (``agents.arena.play_jobs`` with its settings bound, a partial).
+        report: called as ``report(k, n)`` with the task's index k in ``jobs`` and its number
+            of games n (``job.count``: one per deal, a job plays one seat order) as the task
+            finishes.
         num_cpus: CPUs Ray reserves for each task.
 
     Raises:
@@ -45,7 +49,7 @@ def run_jobs_on_ray(jobs: list, run_one: Callable, progress: Callable[[int], Non
     if not jobs:
         return []
     task = ray.remote(num_cpus=num_cpus, max_retries=0)(_play)
-    run_ref = ray.put(run_one)
+    run_ref = ray.put(play)
     refs = [task.remote(run_ref, job) for job in jobs]
     where = {ref: i for i, ref in enumerate(refs)}
     outputs: list = [None] * len(refs)
@@ -56,8 +60,8 @@ def run_jobs_on_ray(jobs: list, run_one: Callable, progress: Callable[[int], Non
             for ref in done:
                 i = where[ref]
                 outputs[i] = ray.get(ref)
-                if progress is not None:
-                    progress(int(jobs[i].count))
+                if report is not None:
+                    report(i, int(jobs[i].count))
     except BaseException:
         for ref in pending:  # a failed or interrupted run leaves no task behind
             ray.cancel(ref, force=True)
