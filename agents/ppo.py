@@ -300,6 +300,26 @@ def load_model(path, device: str = "cpu", **kwargs):
     return model
 
 
+#: Rows a policy's forward pass computes at least. torch's float32 matrix products on the CPU
+#: take another code path for one to three rows, whose results differ in the last bits from
+#: the same rows in a larger batch; padded to this many rows, a row's logits are the same bits
+#: in a batch of any size (one torch thread; ``tests/test_seeding.py`` checks it), so a game's
+#: moves never depend on which other games decide in the same call.
+MIN_FORWARD_ROWS = 8
+
+
+def padded_rows(x: np.ndarray, rows: int = MIN_FORWARD_ROWS) -> np.ndarray:
+    """``x`` ((n, ...) array) with zero rows appended up to ``rows`` rows (as is if n >= rows).
+
+    The forward passes of :class:`PPOPolicy` and ``agents.rllib.RLlibPolicy`` run on it and keep
+    the first n rows of the result (:data:`MIN_FORWARD_ROWS`).
+    """
+    x = np.asarray(x)
+    if len(x) >= rows:
+        return x
+    return np.concatenate([x, np.zeros((rows - len(x),) + x.shape[1:], x.dtype)])
+
+
 class PPOPolicy:
     """A MaskablePPO actor as a :class:`spit_env.policy.Policy`.
 
@@ -382,8 +402,8 @@ class PPOPolicy:
         if switch:
             torch.set_num_threads(self.threads)
         try:
-            with torch.no_grad():
-                return self._actor(torch.as_tensor(inputs)).numpy()
+            with torch.no_grad():  # padded: the same bits in any batch (MIN_FORWARD_ROWS)
+                return self._actor(torch.as_tensor(padded_rows(inputs))).numpy()[:len(inputs)]
         finally:
             if switch:
                 torch.set_num_threads(before)
