@@ -40,10 +40,12 @@ from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
+from spit_env import streams
 from spit_env.rules import OBS_DIM
 
 __all__ = ["MaskedPPOModule", "BotModule", "SPIT_MODEL_OPTIONS", "SpitMultiAgentEnv",
-           "LEARNER", "BOT", "learner_seat", "map_learner_vs_bot", "map_self_play"]
+           "LEARNER", "BOT", "observation_keys", "learner_seat", "map_learner_vs_bot",
+           "map_self_play"]
 
 #: The module ids of a run of ``experiments/train_rllib.py``: the trained policy and the bot.
 LEARNER, BOT = "learner", "bot"
@@ -179,6 +181,27 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         return super().compute_values(batch, embeddings)
 
 
+#: (D,) odd uint64 multipliers of :func:`observation_keys` (a fixed, seeded draw).
+_OBS_HASH = streams.draw(0x5EA7, streams.POLICY, 0, np.arange(OBS_DIM)) | np.uint64(1)
+
+
+def observation_keys(observations: np.ndarray, seed: int) -> np.ndarray:
+    """(B,) uint64 stream keys, one per row: a hash of the row's observation and ``seed``.
+
+    For a policy that sees observations only (an RLModule): a game's observation at a decision
+    is a function of its seed, game id and course, so draws keyed by it depend on the game
+    alone. Equal observations give equal keys.
+
+    Args:
+        observations: (B, D) float32, layout ``spit_env.rules.OBSERVATION``.
+        seed: mixed into every key.
+    """
+    words = np.ascontiguousarray(observations, dtype=np.float32).view(np.uint32)
+    with np.errstate(over="ignore"):
+        h = (words.astype(np.uint64) * _OBS_HASH[: words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    return streams.draw(h, streams.POLICY, int(seed), 0)
+
+
 def _numpy(x) -> np.ndarray:
     if hasattr(x, "detach"):  # a torch tensor (RLlib's env-to-module pipeline makes them)
         x = x.detach().cpu().numpy()
@@ -191,10 +214,10 @@ class BotModule(RLModule):
     ``model_config``: ``{"bot": a registered name (e.g. "greedy"), "latency": the bot's
     seat latency (a :class:`spit_env.Latency` or preset name; default the config's), "seed":
     int}``. The bot takes its seat through ``spit_env.policy.apply_profile``, so one that models
-    its own latency (racer) believes that latency. The bot draws its random choices from a NumPy
-    generator seeded with ``seed`` and this process's global NumPy stream (which RLlib seeds per
-    env runner when the algorithm has a seed), so two env runners do not play the same random
-    moves.
+    its own latency (racer) believes that latency. An RLModule sees observations only, not the
+    games they come from, so each row's draws (``spit_env.streams.RowStreams``) are keyed by
+    ``seed`` and a hash of that row's observation (:func:`observation_keys`): a function of the
+    game's course alone, the same in any env runner, batch or process history.
 
     Raises:
         ValueError: an unknown bot name or a bad space (at construction).
@@ -207,7 +230,7 @@ class BotModule(RLModule):
                          model_config=model_config, **kwargs)
 
     def setup(self):
-        """Seat the bot (``apply_profile``) and seed its generator."""
+        """Seat the bot (``apply_profile``)."""
         from spit_env.config import SpitConfig
         from spit_env.policy import apply_profile
 
@@ -217,14 +240,13 @@ class BotModule(RLModule):
         game = SpitConfig() if config.get("latency") is None else \
             SpitConfig(latency=config["latency"])
         self.bot, _ = apply_profile(config.get("bot", "greedy"), game, 0)
-        # RLlib seeds the global NumPy stream per env runner (config.debugging(seed=...)).
-        runner_draw = int(np.random.randint(0, 2**31 - 1))  # noqa: NPY002
-        self._rng = np.random.default_rng([int(config.get("seed", 0)), runner_draw])
+        self._seed = int(config.get("seed", 0))
 
     def _forward_inference(self, batch, **kwargs):
         obs = batch[Columns.OBS]
-        actions = self.bot(_numpy(obs["observation"]).astype(np.float32, copy=False),
-                           _numpy(obs["action_mask"]).astype(bool), self._rng)
+        observations = _numpy(obs["observation"]).astype(np.float32, copy=False)
+        rng = streams.RowStreams(observation_keys(observations, self._seed))
+        actions = self.bot(observations, _numpy(obs["action_mask"]).astype(bool), rng)
         return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
 
     def _forward_exploration(self, batch, **kwargs):
@@ -256,25 +278,76 @@ class SpitMultiAgentEnv(ParallelPettingZooEnv):
 
     The environment class of the multi-agent runs (``config.environment(SpitMultiAgentEnv,
     env_config=...)``): RLlib constructs it with the ``env_config``, ``{"config": a SpitConfig}``
-    or ``{"latency": a preset name or whole ms}`` (both seats), or none (the defaults).
+    or ``{"latency": a preset name or whole ms}`` (both seats), or none (the defaults). The agents
+    are ``player_0`` and ``player_1``, the seats; with ``"roles": True`` they are :data:`LEARNER`
+    and :data:`BOT` instead, the learner's seat drawn per game from the game's own stream
+    (``spit_env.streams.seat_draws`` of (seed, game id), as ``Spit-v0``'s
+    ``learner_seat="random"``), so who sits where depends on the game alone
+    (:func:`map_learner_vs_bot` maps the roles to the modules of the same names).
     """
 
     def __init__(self, env_config=None):
         import spit_env
 
+        env_config = dict(env_config or {})
         super().__init__(spit_env.parallel_env(_spit_config(env_config)))
+        self.roles = bool(env_config.get("roles", False))
+        self._names = {f"player_{p}": f"player_{p}" for p in (0, 1)}
+        if self.roles:
+            space, act = self.observation_space["player_0"], self.action_space["player_0"]
+            self._agent_ids = {LEARNER, BOT}
+            self.agents, self.possible_agents = [LEARNER, BOT], [LEARNER, BOT]
+            self.observation_space = gym.spaces.Dict({LEARNER: space, BOT: space})
+            self.action_space = gym.spaces.Dict({LEARNER: act, BOT: act})
+            self._seat_roles()
+
+    def _seat_roles(self) -> None:
+        seed, game = self.par_env.seed_and_game
+        learner = int(streams.seat_draws(streams.game_key(seed, game))[0])
+        self._names = {f"player_{learner}": LEARNER, f"player_{1 - learner}": BOT}
+
+    def _named(self, per_agent: dict) -> dict:
+        return {self._names.get(k, k): v for k, v in per_agent.items()}
+
+    def reset(self, *, seed=None, options=None):
+        """As RLlib's adapter; with roles, the learner's seat of the new game is drawn."""
+        obs, infos = super().reset(seed=seed, options=options)
+        if not self.roles:
+            return obs, infos
+        self._seat_roles()
+        return self._named(obs), self._named(infos)
+
+    def step(self, action_dict):
+        """As RLlib's adapter, the agents named by their roles when it has them."""
+        if self.roles:
+            seat_of = {v: k for k, v in self._names.items()}
+            action_dict = {seat_of[a]: v for a, v in action_dict.items()}
+        out = super().step(action_dict)
+        return tuple(self._named(part) for part in out) if self.roles else out
+
+    def learner_seat(self) -> int:
+        """The learner's seat (0 or 1) in the current game (with roles)."""
+        return int(next(k for k, v in self._names.items() if v == LEARNER)[-1])
 
 
 def learner_seat(episode) -> int:
-    """The learner's seat in an episode (bot mode): 0 or 1, a hash of the episode's id.
+    """The learner's seat in an episode of seat-named agents: 0 or 1, a hash of the episode's id.
 
-    Both seats' mappings agree, and the learner plays each seat in about half the games.
+    Only for checkpoints of runs made before the agents were named by their roles
+    (:class:`SpitMultiAgentEnv`), whose configs still name their seats; RLlib draws the
+    episode's id at random, so those runs seat the learner per process, not per game.
     """
     return zlib.crc32(str(episode.id_).encode()) & 1
 
 
 def map_learner_vs_bot(agent_id, episode, **kwargs) -> str:
-    """Policy mapping of the bot mode: "learner" in the episode's learner seat, else "bot"."""
+    """Policy mapping of the bot mode: the role's module (:class:`SpitMultiAgentEnv` with roles).
+
+    Agents named by seat (``player_0``, ``player_1``: a checkpoint of an older run) map through
+    :func:`learner_seat`.
+    """
+    if agent_id in (LEARNER, BOT):
+        return agent_id
     return LEARNER if agent_id == f"player_{learner_seat(episode)}" else BOT
 
 

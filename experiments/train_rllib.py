@@ -14,8 +14,9 @@ never enter the loss. ``--mode`` chooses the environment:
   num_envs=--num-envs-per-runner, vectorization_mode="vector_entry_point")``, one batched core of
   that many games with the bot deciding inside it (``spit_env.envs.vector``); one env step is one
   learner decision, the learner's seat is drawn per game, and the module reads the legal mask
-  from the observation. ``--no-vector-env`` runs it as before on the PettingZoo path instead (the
-  bot as an RLlib module it does not train, ``agents.rllib_modules.BotModule``).
+  from the observation. ``--no-vector-env`` runs it on the PettingZoo path instead: the agents
+  ``learner`` and ``bot`` of ``agents.rllib_modules.SpitMultiAgentEnv`` (the learner's seat drawn
+  per game), the bot an RLlib module it does not train (``agents.rllib_modules.BotModule``).
 * ``self-play``: the PettingZoo ``ParallelEnv`` (``spit_env.parallel_env``) through RLlib's own
   adapter, ``ParallelPettingZooEnv``: both seats are agents, act at every decision epoch (one env
   step) and map to one module ``learner``, trained on both seats' moves.
@@ -273,8 +274,10 @@ def build_config(args: Args, spit_config):
         mapping = map_learner_vs_bot
     else:
         mapping = map_self_play
+    # bot mode: the agents are the roles, the learner's seat drawn per game by the env
     return (
-        config.environment(SpitMultiAgentEnv, env_config={"latency": args.latency})
+        config.environment(SpitMultiAgentEnv, env_config={"latency": args.latency,
+                                                          "roles": args.mode == "bot"})
         .env_runners(**runners)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping,
                      policies_to_train=[LEARNER])
@@ -394,7 +397,7 @@ def train(args: Args) -> dict:
                               for k, v in asdict(args).items()},
                      "iterations": [], "speed": None, "final": None}
     where = "a local Ray on 127.0.0.1" if args.address is None else f"Ray at {args.address}"
-    print(f"starting {where}...", flush=True)
+    print(f"starting {where}...", file=sys.stderr, flush=True)  # a log line: stderr
     t_ray = time.perf_counter()
     with ray_session(args.address, num_cpus=num_cpus, timeout_s=args.connect_timeout) as ray:
         ray_seconds = time.perf_counter() - t_ray
@@ -412,7 +415,7 @@ def train(args: Args) -> dict:
                           "build_seconds": round(build_seconds, 2)}
         print(f"Ray ready in {ray_seconds:.1f} s ({cpus} CPUs), the algorithm and its "
               f"{counted(args.num_env_runners, 'env runner')} in {build_seconds:.1f} s",
-              flush=True)
+              file=sys.stderr, flush=True)
         try:
             t0 = time.perf_counter()
             last: dict = {}
