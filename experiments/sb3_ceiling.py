@@ -117,12 +117,11 @@ def record_bank(args, steps: int, seed: int):
         num_envs=args.num_envs, groups=1, opponent=args.opponent, seed=seed,
         learner_seat="random", reward=args.reward, episode=args.episode, shaping=args.shaping,
         skip_forced_waits=args.skip_forced_waits, truncation_reward=args.truncation_reward)
-    rng = np.random.default_rng(seed)
     obs = [env.reset()]
     masks, rewards, dones = [get_action_masks(env)], [np.zeros(args.num_envs, np.float32)], [
         np.zeros(args.num_envs, bool)]
-    for _ in range(steps - 1):
-        o, r, d, _ = env.step(uniform_legal_actions(masks[-1], rng))
+    for _ in range(steps - 1):  # the learner's draws: each game's own (SpitVecEnv.learner_rng)
+        o, r, d, _ = env.step(uniform_legal_actions(masks[-1], env.learner_rng()))
         obs.append(o)
         masks.append(get_action_masks(env))
         rewards.append(np.asarray(r, np.float32))
@@ -131,12 +130,18 @@ def record_bank(args, steps: int, seed: int):
     return np.stack(obs), np.stack(masks), np.stack(rewards), np.stack(dones)
 
 
-def run(total_timesteps: int, bank_steps: int = 64, seed: int = 0) -> dict:
-    """Train train_ppo's default model on the replayed bank; return the speed figures."""
+def run(total_timesteps: int, bank_steps: int = 64, seed: int = 0,
+        show_progress: bool = True) -> dict:
+    """Train train_ppo's default model on the replayed bank; return the speed figures.
+
+    ``show_progress``: the training's progress on stderr (``experiments.ppo.progress``).
+    """
     import torch
+    from stable_baselines3.common.callbacks import CallbackList
 
     from agents.ppo_model import new_model
     from experiments.ppo.args import Args
+    from experiments.ppo.progress import ProgressCallback, training_progress
 
     args = Args()
     torch.set_num_threads(args.torch_threads)
@@ -149,8 +154,11 @@ def run(total_timesteps: int, bank_steps: int = 64, seed: int = 0) -> dict:
         n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
         clip_range=args.clip_range, ent_coef=args.ent_coef, seed=seed, device="cpu", verbose=0,
     )
+    rollout = args.num_envs * args.n_steps  # SB3 trains whole rollouts
+    progress = training_progress(-(-total_timesteps // rollout) * rollout, enabled=show_progress)
     t0 = time.perf_counter()
-    model.learn(total_timesteps=total_timesteps)
+    model.learn(total_timesteps=total_timesteps,
+                callback=CallbackList([ProgressCallback(progress)]))
     seconds = time.perf_counter() - t0
     steps = int(model.num_timesteps)
     return {
@@ -181,12 +189,13 @@ def main(argv: list[str] | None = None) -> dict:
                         help="recorded environment steps replayed in a loop (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the recorded games and model")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
+    parser.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = parser.parse_args(argv)
     if args.total_timesteps < 1:
         parser.error("--total-timesteps must be >= 1")
     if args.bank_steps < 2:
         parser.error("--bank-steps must be >= 2")
-    result = run(args.total_timesteps, args.bank_steps, args.seed)
+    result = run(args.total_timesteps, args.bank_steps, args.seed, show_progress=not args.quiet)
     print(f"SB3 ceiling: {result['timesteps']:,} steps in {result['seconds']:.0f} s = "
           f"{result['steps_per_second']:,.0f} steps/s (MaskablePPO, train_ppo's defaults, an "
           f"environment that costs nothing)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Args", "main", "evaluate_shipped", "markdown"]
@@ -47,18 +47,23 @@ class Args:
     """Latency of both seats."""
     out: Path = RESULTS / "ppo_shipped"
     """Output path without suffix: .json and .md are written."""
+    progress_bar: bool = True
+    """Show the games' progress on stderr: a bar on a terminal, plain lines with the rate and
+    the ETA in a log file."""
 
 
-def evaluate_shipped(deals: int, seed: int, latency: str) -> dict:
-    """{bot: PairingResult dict} of the shipped model against every bot of ``agents.BOTS``."""
+def evaluate_shipped(deals: int, seed: int, latency: str, show_progress: bool = True) -> dict:
+    """{bot: PairingResult dict} of the shipped model against every bot of ``agents.BOTS``.
+
+    All bots in one batch (``experiments.ppo.evaluation.evaluate``), with one progress.
+    """
     import agents
-    from agents.arena import play_pairing
-    from spit_env import Latency, SpitConfig
+    from experiments.ppo.evaluation import evaluate
+    from spit_env.config import SpitConfig
 
-    config = SpitConfig(latency=Latency.parse(latency))
-    return {bot: asdict(play_pairing("ppo", bot, deals, config=config, seed=seed,
-                                     batch_size=min(1024, deals)))
-            for bot in agents.BOTS}
+    return evaluate("ppo", list(agents.BOTS), deals, latency=latency, seed=seed,
+                    max_game_ms=SpitConfig().max_game_ms, desc="the shipped model",
+                    show_progress=show_progress)
 
 
 def markdown(result: dict) -> str:
@@ -128,7 +133,7 @@ def main(argv=None) -> int:
     if args.previous is not None and not Path(args.previous).is_file():
         print(f"error: --previous: no results file at {str(args.previous)!r}", file=sys.stderr)
         return 2
-    results = evaluate_shipped(args.deals, args.seed, args.latency)
+    results = evaluate_shipped(args.deals, args.seed, args.latency, args.progress_bar)
     if args.previous is not None:
         before = json.loads(Path(args.previous).read_text())
         model, training = dict(before["model"]), before["training"]

@@ -270,6 +270,7 @@ def train(args: Args) -> dict:
         ArgumentError: a bad argument value (see :func:`validate`).
     """
     stages = validate(args)
+    t_run = time.perf_counter()
     from functools import partial
 
     import torch
@@ -279,7 +280,7 @@ def train(args: Args) -> dict:
     from agents.ppo_model import new_model, save_model
     from experiments.ppo.envs import make_training_env
     from experiments.ppo.evaluation import (
-        bot_levels,
+        HeldOutEvaluations,
         evaluate,
         plot_learning_curve,
         print_table,
@@ -294,7 +295,7 @@ def train(args: Args) -> dict:
     )
     from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data
     from spit_env.policy import make_policy
-    from spit_env.progress import Progress
+    from spit_env.progress import Progress, format_rate
 
     torch.set_num_threads(args.torch_threads)
     out = Path(args.out) if args.out is not None else default_out(args)
@@ -353,8 +354,7 @@ def train(args: Args) -> dict:
         with Progress(args.bc_samples, f"warm start: {args.bc_teacher}'s moves",
                       unit="samples", enabled=show) as progress:
             data = collect_teacher_data(bc_env, make_policy(args.bc_teacher), args.bc_samples,
-                                        np.random.default_rng(bc_seed), input_options(model),
-                                        progress=progress)
+                                        input_options(model), progress=progress)
         bc_env.close()
         t_collect = time.perf_counter() - t
         with Progress(args.bc_steps, "warm start: fitting the actor", unit="steps",
@@ -386,19 +386,12 @@ def train(args: Args) -> dict:
     # Training, with the opponents' schedule and evaluations in a callback.
     evaluate_with = partial(evaluate, latency=args.eval_latency, seed=args.eval_seed,
                             max_game_ms=args.eval_max_game_ms, show_progress=show)
-    evaluate_during = partial(evaluate, latency=args.eval_latency, seed=args.eval_during_seed,
-                              max_game_ms=args.eval_max_game_ms, show_progress=show)
-    levels = previous.get("levels")
-    if args.eval_freq and args.eval_levels and not levels:
-        # the bots' own levels on the held-out deals: the learning curve's reference lines
-        t = time.perf_counter()
-        reference = args.bc_teacher if args.bc_steps else eval_opponents[-1]
-        levels = bot_levels(reference, eval_opponents, args.eval_games_during,
-                            latency=args.eval_latency, seed=args.eval_during_seed,
-                            max_game_ms=args.eval_max_game_ms, show_progress=show)
-        levels_seconds = time.perf_counter() - t
-    else:
-        levels_seconds = 0.0
+    # the evaluations during training, on held-out deals; the first one also plays the bots'
+    # own levels there (the learning curve's reference lines), in its batch
+    evaluate_during = HeldOutEvaluations(
+        (args.bc_teacher if args.bc_steps else eval_opponents[-1]) if args.eval_levels else None,
+        eval_opponents, previous.get("levels"), latency=args.eval_latency,
+        seed=args.eval_during_seed, max_game_ms=args.eval_max_game_ms, show_progress=show)
     schedule = OpponentSchedule(
         stages, groups, evaluate_during, eval_opponents, eval_freq=args.eval_freq,
         eval_deals=args.eval_games_during, total_timesteps=args.total_timesteps,
@@ -448,15 +441,18 @@ def train(args: Args) -> dict:
                                   desc="final evaluation")
     final_eval_seconds = time.perf_counter() - t1
     steps = int(model.num_timesteps) - start_steps
-    train_seconds = learn_seconds - callback.seconds
+    # the progress line's own figure (one clock): its time outside the evaluations
+    train_seconds = progress.working_s
+    total_seconds = time.perf_counter() - t_run
     speed = {
         "timesteps": steps,
         "learn_seconds": round(learn_seconds, 2),
         "train_seconds_excluding_eval": round(train_seconds, 2),
+        # the bots' levels included: they are played in the first evaluation's batch
         "eval_during_training_seconds": round(callback.seconds, 2),
-        "bot_levels_seconds": round(levels_seconds, 2),
         "final_eval_seconds": round(final_eval_seconds, 2),
-        "total_seconds": round(learn_seconds + final_eval_seconds + levels_seconds, 2),
+        "total_seconds": round(total_seconds, 2),
+        "eval_during_training_share": round(callback.seconds / max(total_seconds, 1e-9), 4),
         "env_seconds": round(timer.seconds, 2),
         "env_share_of_training": round(timer.seconds / max(train_seconds, 1e-9), 4),
         "steps_per_second": round(steps / max(train_seconds, 1e-9), 1),
@@ -467,7 +463,7 @@ def train(args: Args) -> dict:
     result = {
         "config": config,
         "history": schedule.history,
-        "levels": levels,
+        "levels": evaluate_during.levels,
         "episode_reward": schedule.episode_curve,
         "stages": previous.get("stages", []) + schedule.stage_log,
         "kept_model": kept,
@@ -484,9 +480,12 @@ def train(args: Args) -> dict:
     plot_learning_curve(result, out / "learning_curve.png")
     env.close()
     print_table(result["final"])
-    print(f"{steps:,} steps in {learn_seconds:.0f} s ({speed['steps_per_second']:,.0f} steps/s "
-          f"training, environment {100 * speed['env_share_of_training']:.1f}% of it); "
-          f"final evaluation {final_eval_seconds:.0f} s; run folder {out}")
+    print(f"{steps:,} steps in {train_seconds:.0f} s of training "
+          f"({format_rate(steps, train_seconds, 'steps')} training, environment "
+          f"{100 * speed['env_share_of_training']:.1f}% of it); evaluations during training "
+          f"{callback.seconds:.0f} s ({100 * speed['eval_during_training_share']:.1f}% of the "
+          f"run), final evaluation {final_eval_seconds:.0f} s, {total_seconds:.0f} s in all; "
+          f"run folder {out}")
     return result
 
 

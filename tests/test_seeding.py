@@ -129,3 +129,147 @@ def test_row_streams_draw_per_row_and_fall_back_to_a_shared_generator():
     assert streams.RowStreams(keys).permutation(5).shape == (5,)
     with pytest.raises(ValueError, match="high"):
         both.integers(3, 3, size=4)
+
+
+# --- the match library: a game is the same in any batch, job, chunk or runner ---------------------
+PLAYERS = ("greedy", "random", "racer@expert", "chain@250")
+GAME_CONFIG = SpitConfig(max_game_ms=20_000)  # short games: many of them end truncated
+FIELDS = ("winner", "truncated", "steps", "decisions", "rounds", "clock_ms")
+
+
+def _game(results: dict, game: int) -> tuple:
+    i = int(np.flatnonzero(results["game_id"] == game)[0])
+    return tuple(results[f][i].item() for f in FIELDS)
+
+
+@settings(max_examples=8, deadline=None)
+@given(a=st.sampled_from(PLAYERS), b=st.sampled_from(PLAYERS), seed=st.integers(0, 2**32),
+       game=st.integers(0, 7), batch=st.integers(2, 9), chunk=st.integers(1, 5),
+       others=st.lists(st.tuples(st.sampled_from(PLAYERS), st.sampled_from(PLAYERS)),
+                       max_size=3))
+def test_an_arena_game_plays_the_same_in_any_batch_job_and_chunk(a, b, seed, game, batch, chunk,
+                                                                 others):
+    from agents import arena
+
+    alone = arena.run_games(a, b, [game], config=GAME_CONFIG, seed=seed, batch_size=1)
+    want = _game(alone, game)
+    # among other games of the pairing, in a batch of another size
+    ids = np.arange(8)
+    assert _game(arena.run_games(a, b, ids, config=GAME_CONFIG, seed=seed, batch_size=batch),
+                 game) == want
+    # in the jobs of a pairing cut into chunks, all in one batch beside other pairings' jobs,
+    # the jobs in another order
+    mine = arena.pairing_jobs(a, b, 8, chunk=chunk)
+    jobs = mine + [job for x, y in others for job in arena.pairing_jobs(x, y, 3, chunk=2)]
+    outputs = arena.play_jobs(jobs[::-1], config=GAME_CONFIG, seed=seed, batch_size=batch)[::-1]
+    got = [_game(out, game) for job, out in zip(mine, outputs, strict=False)
+           if not job.swapped and game in job.game_ids]
+    assert got == [want]
+
+
+def test_a_pairing_is_the_same_in_one_piece_in_chunks_and_beside_others():
+    from dataclasses import asdict
+
+    from agents import arena
+
+    kw = dict(config=GAME_CONFIG, seed=7)
+    alone = asdict(arena.play_pairing("racer@expert", "greedy", 10, batch_size=256, **kw))
+    assert asdict(arena.play_pairing("racer@expert", "greedy", 10, batch_size=4, chunk=4,
+                                     **kw)) == alone
+    together = arena.play_pairings([("random", "chain"), ("racer@expert", "greedy"),
+                                    ("greedy", "racer@expert")], 10, batch_size=8, **kw)
+    assert asdict(together[1]) == alone
+    swapped = together[2]  # the same games seen from the other side
+    assert (swapped.wins_a, swapped.wins_b) == (alone["wins_b"], alone["wins_a"])
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_trained_models_logits_are_the_same_bits_in_any_batch(fresh):
+    from agents.ppo import PPOPolicy, shipped_model_path
+    from agents.ppo_model import new_model
+    from spit_env import core
+
+    state = core.init(SpitConfig(), 600, 3)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        masks = core.legal_action_mask(state)
+        core.step(state, np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=2))
+    obs = core.observe(state).reshape(-1, 241)
+    policy = (PPOPolicy(new_model(SpitVecEnv(2), net_arch=(256, 256), seed=1)) if fresh
+              else PPOPolicy.load(shipped_model_path()))
+    one = np.concatenate([policy.logits(obs[i:i + 1]) for i in range(40)])
+    for n in (1, 2, 3, 5, 8, 13, 64, 600, 1200):
+        for start in rng.integers(0, 40, 3):
+            part = policy.logits(obs[start:start + n])
+            rows = np.arange(start, min(start + n, 40))
+            np.testing.assert_array_equal(part[:rows.size], one[rows])
+
+
+def test_a_ppo_game_plays_the_same_alone_and_in_a_batch():
+    from agents import arena
+
+    ids = np.arange(6)
+    batch = arena.run_games("ppo", "greedy", ids, config=GAME_CONFIG, seed=3, batch_size=6)
+    for game in (0, 4):
+        alone = arena.run_games("ppo", "greedy", [game], config=GAME_CONFIG, seed=3)
+        assert _game(alone, game) == _game(batch, game)
+
+
+# --- the learner's seat played by a policy: the environments' learner_rng -------------------------
+@settings(max_examples=6, deadline=None)
+@given(opponent=st.sampled_from(OPPONENTS), seed=st.integers(0, 2**32),
+       num_envs=st.integers(1, 5), data=st.data())
+def test_a_policy_drawing_from_learner_rng_plays_its_game_whatever_the_rows(opponent, seed,
+                                                                            num_envs, data):
+    from agents import make
+
+    game = data.draw(st.integers(0, num_envs - 1))
+    teacher = make("random")
+    venv = SpitVecEnv(num_envs, opponent=opponent, config=CONFIG, seed=seed,
+                      learner_seat="random")
+    obs = venv.reset()
+    row = []
+    for _ in range(5_000):
+        actions = teacher(obs, venv.action_masks(), venv.learner_rng())
+        row.append(int(actions[game]))
+        obs, _, dones, _ = venv.step(actions)
+        if dones[game]:
+            break
+    env = SpitGymEnv(opponent=opponent, config=CONFIG, learner_seat="random")
+    obs1, info = env.reset(seed=seed)
+    for _ in range(game):
+        obs1, info = env.reset()
+    alone = []
+    for _ in range(5_000):
+        action = int(teacher(obs1[None], info["action_mask"][None], env.learner_rng())[0])
+        alone.append(action)
+        obs1, _, term, trunc, info = env.step(action)
+        if term or trunc:
+            break
+    assert row == alone
+
+
+def test_the_warm_start_records_a_game_whatever_the_other_rows():
+    pytest.importorskip("sb3_contrib")
+    from agents import make
+    from experiments.ppo.envs import make_training_env
+    from experiments.ppo.warm_start import collect_teacher_data
+
+    def record(num_envs: int) -> list:
+        _, _, env = make_training_env(num_envs=num_envs, groups=1, opponent="greedy", seed=5,
+                                      learner_seat="random", reward="round", episode="game",
+                                      shaping=0.0, skip_forced_waits=True, truncation_reward=0.0)
+        venv = env.unwrapped
+        inner, seen = make("random"), []
+
+        def teacher(obs, masks, rng):
+            actions = inner(obs, masks, rng)
+            if venv.duel.state.game_id[0] == 0:  # row 0's first game: game 0 of the seed
+                seen.append((obs[0].tobytes(), int(actions[0])))
+            return actions
+
+        collect_teacher_data(env, teacher, 1_500, {"mask_wait": True})
+        return seen
+
+    one, three = record(1), record(3)
+    assert len(one) > 20 and one == three

@@ -1,7 +1,8 @@
 """Evaluation of a PPO model and the reports of a run (used by ``experiments.train_ppo``).
 
-Win rates on duplicate deals (each with its progress), the bots' own levels on the same deals,
-the learning-curve plot and the final table.
+Win rates on duplicate deals, every opponent of an evaluation in one batch (with one progress),
+the bots' own levels on the same deals (played in the first evaluation's batch), the
+learning-curve plot and the final table.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from pathlib import Path
 import numpy as np
 
 import agents
-from agents.arena import Player, play_pairing
+from agents.arena import Player, play_pairings
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 from spit_env.progress import Progress
 
-__all__ = ["strongest_bot", "resolve_eval_opponents", "evaluate", "bot_levels",
-           "plot_learning_curve", "print_table"]
+__all__ = ["strongest_bot", "resolve_eval_opponents", "play_evaluation", "evaluate",
+           "evaluate_with_levels", "bot_levels", "HeldOutEvaluations", "plot_learning_curve",
+           "print_table"]
 
 
 def strongest_bot() -> str:
@@ -36,47 +38,119 @@ def resolve_eval_opponents(specs) -> list[str]:
     return out
 
 
-def evaluate(model, opponents, deals: int, *, latency: str = "club", seed: int = 2024,
-             max_game_ms: int = 1_800_000, batch_size: int = 1024, desc: str = "evaluation",
-             show_progress: bool = True, stream=None, runner=None) -> dict[str, dict]:
-    """Win rate of ``model`` (deterministic) against each opponent on ``deals`` duplicate deals.
+def _player(model) -> Player | str:
+    """The evaluated player: a model (deterministic), or a player as given."""
+    if isinstance(model, (str, Player)):
+        return model
+    return Player("ppo", "ppo", None, {"model": model, "deterministic": True})
 
-    Uses the match library (``agents.arena.play_pairing``): game ids 0..deals-1 of ``seed``,
-    each played twice with the seats swapped, both seats at ``latency`` unless a profile says
-    otherwise; draws and truncations count 1/2; 95% Wilson intervals. Each opponent's games show
-    their progress (``spit_env.progress``: games done of ``2 * deals``).
+
+def play_evaluation(pairings, deals: int, *, latency: str = "club", seed: int = 2024,
+                    max_game_ms: int = 1_800_000, batch_size: int = 1024,
+                    desc: str = "evaluation", show_progress: bool = True, stream=None,
+                    runner=None, labels=None) -> list[dict]:
+    """Duplicate deals of each pairing ``(a, b)``, all in one batch (or by ``runner``).
+
+    ``agents.arena.play_pairings``: game ids 0..deals-1 of ``seed``, each played twice with the
+    seats swapped, both seats at ``latency`` unless a profile says otherwise; draws and
+    truncations count 1/2; 95% Wilson intervals. The pairings share one batch, so the
+    evaluation lasts as long as its longest game, not as long as each pairing's longest game
+    together. One progress (``spit_env.progress``) counts all the games, with the games done of
+    each pairing at the end of its lines.
 
     Args:
-        model: a MaskablePPO model (its input options apply, ``agents.ppo.PPOPolicy``), or a
-            player (an ``agents.arena.Player`` or its spec: a bot for the bots' own levels, an
-            RLlib checkpoint).
-        opponents: names or profiles.
-        deals: duplicate deals per opponent.
+        pairings: ``(a, b)`` pairs of players (Players, names or profiles).
+        deals: duplicate deals per pairing.
         latency: both seats' latency, a preset name or whole ms.
         seed: the game seed of the deals.
         max_game_ms: simulated ms after which a game is truncated (D16).
-        batch_size: games stepped at once (at most ``deals``).
-        desc: the progress lines' start ("final evaluation"); " vs <opponent>" follows.
+        batch_size: games stepped at once.
+        desc: what the progress lines call the evaluation ("final evaluation").
         show_progress: False shows no progress.
         stream: where the progress goes (default sys.stderr).
-        runner: runs the pairings' jobs, as in ``agents.arena.play_pairing`` (None: here).
+        runner: runs the pairings' jobs, as in ``agents.arena.play_pairings`` (None: here).
+        labels: the pairings' names in the progress lines (default "a vs b").
+
+    Returns:
+        one PairingResult as a dict (win_rate, ci_low, ci_high, wins_a, wins_b, draws, games,
+        ...) per pairing, in order.
+    """
+    config = SpitConfig(latency=Latency.parse(latency), max_game_ms=max_game_ms)
+    parsed: dict = {}  # one Player per spec: its policy is built once for all its pairings
+
+    def player(spec) -> Player:
+        return parsed.setdefault(spec, Player.parse(spec)) if isinstance(spec, str) else spec
+
+    pairs = [(player(a), player(b)) for a, b in pairings]
+    labels = labels or [f"{a.label} vs {b.label}" for a, b in pairs]
+    done = [0] * len(pairs)
+
+    def postfix() -> str:
+        return ", ".join(f"{label} {n:,}/{2 * deals:,}"
+                         for label, n in zip(labels, done, strict=True))
+
+    def report(i: int, n: int) -> None:
+        done[i] += n
+        progress(n)
+
+    with Progress(2 * deals * len(pairs), f"{desc} ({deals:,} deals per pairing)",
+                  unit="games", enabled=show_progress, stream=stream,
+                  postfix=postfix) as progress:
+        results = play_pairings(pairs, deals, config=config, seed=seed, runner=runner,
+                                batch_size=min(batch_size, 2 * deals * len(pairs)),
+                                report=report)
+    return [asdict(r) for r in results]
+
+
+def evaluate(model, opponents, deals: int, **kwargs) -> dict[str, dict]:
+    """Win rate of ``model`` (deterministic) against each opponent on ``deals`` duplicate deals.
+
+    All opponents in one batch (:func:`play_evaluation`, its keyword arguments: latency, seed,
+    max_game_ms, batch_size, desc, show_progress, stream, runner).
+
+    Args:
+        model: a MaskablePPO model (its input options apply, ``agents.ppo.PPOPolicy``), or a
+            player (an ``agents.arena.Player`` or its spec: a bot, an RLlib checkpoint).
+        opponents: names or profiles.
+        deals: duplicate deals per opponent.
+        **kwargs: as :func:`play_evaluation`.
 
     Returns:
         {opponent: PairingResult as a dict (win_rate, ci_low, ci_high, wins_a, wins_b, draws,
         games, ...)}.
     """
-    config = SpitConfig(latency=Latency.parse(latency), max_game_ms=max_game_ms)
-    me = (model if isinstance(model, (str, Player))
-          else Player("ppo", "ppo", None, {"model": model, "deterministic": True}))
-    results = {}
-    for spec in opponents:
-        with Progress(2 * deals, f"{desc} vs {spec} ({deals:,} deals)", unit="games",
-                      enabled=show_progress, stream=stream) as progress:
-            res = play_pairing(me, spec, deals, config=config, seed=seed,
-                               batch_size=min(batch_size, deals), progress=progress,
-                               runner=runner)
-        results[spec] = asdict(res)
+    results, _ = evaluate_with_levels(model, opponents, deals, None, **kwargs)
     return results
+
+
+def evaluate_with_levels(model, opponents, deals: int, bot: str | None, level_opponents=None,
+                         **kwargs) -> tuple[dict[str, dict], dict[str, dict[str, dict]] | None]:
+    """:func:`evaluate`, and the bots' levels (:func:`bot_levels`) played in the same batch.
+
+    The levels ride on the evaluation's batch: its longest game sets the length either way, so
+    they cost only their own games' steps.
+
+    Args:
+        model: as :func:`evaluate`.
+        opponents: as :func:`evaluate`.
+        deals: duplicate deals per pairing.
+        bot: the bot whose levels are wanted (None: none, as :func:`evaluate`).
+        level_opponents: the opponents of the levels (default: ``opponents``).
+        **kwargs: as :func:`play_evaluation`.
+
+    Returns:
+        (results as :func:`evaluate`'s, levels as :func:`bot_levels`' or None).
+    """
+    me = _player(model)
+    versus = [] if bot is None else \
+        [o for o in (opponents if level_opponents is None else level_opponents) if o != bot]
+    pairings = [(me, o) for o in opponents] + [(bot, o) for o in versus]
+    labels = [str(o) for o in opponents] + [f"{bot} vs {o}" for o in versus]
+    out = play_evaluation(pairings, deals, labels=labels, **kwargs)
+    results = dict(zip(opponents, out[:len(opponents)], strict=True))
+    if bot is None:
+        return results, None
+    return results, _levels(bot, dict(zip(versus, out[len(opponents):], strict=True)))
 
 
 def bot_levels(bot: str, opponents, deals: int, **kwargs) -> dict[str, dict[str, dict]]:
@@ -85,20 +159,26 @@ def bot_levels(bot: str, opponents, deals: int, **kwargs) -> dict[str, dict[str,
     The learning curve draws them as reference lines: ``bot`` (the warm start's teacher, say)
     against each opponent, and each opponent against ``bot`` (the same games seen from the other
     side: 1 - the win rate, the interval mirrored). A bot against itself is 0.5 by symmetry and
-    is not played.
+    is not played. During training they ride on the first evaluation
+    (:func:`evaluate_with_levels`).
 
     Args:
         bot: the bot (name or profile) whose levels are wanted.
         opponents: the evaluation's opponents.
         deals: duplicate deals per pairing.
-        **kwargs: as :func:`evaluate` (latency, seed, max_game_ms, show_progress, ...).
+        **kwargs: as :func:`play_evaluation` (latency, seed, max_game_ms, show_progress, ...).
 
     Returns:
         {player: {opponent: PairingResult as a dict}}: ``bot`` against each other opponent, and
         each of them against ``bot``.
     """
-    played = evaluate(bot, [o for o in opponents if o != bot], deals,
-                      **{"desc": f"level of {bot}", **kwargs})
+    versus = [o for o in opponents if o != bot]
+    out = play_evaluation([(bot, o) for o in versus], deals,
+                          **{"desc": f"level of {bot}", **kwargs})
+    return _levels(bot, dict(zip(versus, out, strict=True)))
+
+
+def _levels(bot: str, played: dict[str, dict]) -> dict[str, dict[str, dict]]:
     levels: dict[str, dict[str, dict]] = {bot: played}
     for opponent, r in played.items():
         levels.setdefault(opponent, {})[bot] = {
@@ -106,6 +186,40 @@ def bot_levels(bot: str, opponents, deals: int, **kwargs) -> dict[str, dict[str,
             "win_rate": 1 - r["win_rate"], "ci_low": 1 - r["ci_high"],
             "ci_high": 1 - r["ci_low"]}
     return levels
+
+
+class HeldOutEvaluations:
+    """The evaluations during training, as ``experiments.ppo.schedule.OpponentSchedule`` calls them.
+
+    Each plays the model against the opponents on the held-out deals (:func:`evaluate`); the
+    first one also plays the bots' levels (``levels_of`` against the opponents,
+    :func:`evaluate_with_levels`) in its batch, unless ``levels`` are given (a resumed run).
+
+    Args:
+        levels_of: the bot whose levels the learning curve shows (None: no levels).
+        level_opponents: the opponents of the levels (the evaluation's bots).
+        levels: levels already played (kept, not played again).
+        **settings: as :func:`play_evaluation` (latency, seed, max_game_ms, show_progress...).
+
+    Attributes:
+        levels: the levels, once played (or as given).
+    """
+
+    def __init__(self, levels_of: str | None, level_opponents=(), levels: dict | None = None,
+                 **settings):
+        self.levels_of = levels_of
+        self.level_opponents = list(level_opponents)
+        self.levels = levels
+        self.settings = settings
+
+    def __call__(self, model, opponents, deals: int, desc: str = "evaluation") -> dict[str, dict]:
+        """Results as :func:`evaluate`'s."""
+        if self.levels is not None or self.levels_of is None:
+            return evaluate(model, opponents, deals, desc=desc, **self.settings)
+        results, self.levels = evaluate_with_levels(
+            model, opponents, deals, self.levels_of, self.level_opponents,
+            desc=desc + f" and {self.levels_of}'s levels", **self.settings)
+        return results
 
 
 def plot_learning_curve(eval_json: dict, path: Path) -> None:

@@ -15,22 +15,23 @@ from spit_env.policy import call_policy, reads_public_table
 __all__ = ["collect_teacher_data", "behaviour_clone"]
 
 
-def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Generator,
-                         options: dict, progress=None):
+def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, progress=None):
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
     ``env`` is a training env (``experiments.ppo.envs.make_training_env``): the recorded
     observations are what the model reads, the masks the moves it chooses among (the env's
     legal moves after its ``mask_wait``, ``agents.ppo.playing_masks``). The teacher's moves
     that those masks forbid (a bot may WAIT on purpose where ``mask_wait`` does not let the
-    model) are played but not recorded, since they cannot be imitated.
+    model) are played but not recorded, since they cannot be imitated. The teacher draws from
+    each game's own stream for the learner's seat (``SpitVecEnv.learner_rng``), so the data of
+    a game depends on its seed and game id alone.
 
     Args:
-        env: the VecEnv to play in; it is reset first and left running.
+        env: the VecEnv to play in (a SpitVecEnv, or wrappers around one); it is reset first
+            and left running.
         teacher: a Policy (one that plans on the public table, like ``planner``, gets the
             learners' tables from ``env.public_table()``).
         samples: at least this many (observation, mask, move) triples are collected.
-        rng: the teacher's random source.
         options: the model's options (``agents.ppo.input_options``).
         progress: called with the count of triples each step adds (a
             ``spit_env.progress.Progress``), or None.
@@ -43,6 +44,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, rng: np.random.Gene
     n = 0
     while n < samples:
         legal = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
+        rng = env.learner_rng()
         if reads_public_table(teacher):  # a planning teacher (planner) also reads the table
             actions = call_policy(teacher, obs, legal, rng, table=env.public_table)
         else:

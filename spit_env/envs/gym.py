@@ -206,6 +206,21 @@ class SpitGymEnv(gymnasium.Env):
             raise ValueError("public_table() called before reset()")
         return self._duel.public_table(np.zeros(1, np.intp), self._duel.seat[:1])
 
+    def learner_rng(self):
+        """The learner's rng at its current decision (``spit_env.streams.RowStreams``, one row).
+
+        Its draws come from the stream of game (seed, game id) for the learner's seat and its
+        decision index, as the opponent's do for its seat: a policy that plays the learner's
+        seat with it (``policy(obs[None], env.action_masks()[None], env.learner_rng())``) makes
+        the same moves in a game whatever the history of the process. A fresh object each call.
+
+        Raises:
+            ValueError: before reset.
+        """
+        if self._obs is None:
+            raise ValueError("learner_rng() called before reset()")
+        return self._duel.policy_rng(np.zeros(1, np.intp), self._duel.seat[:1])
+
     def render(self):
         """The table in ``render_mode`` (``spit_env.render.render``); None before ``reset()``.
 

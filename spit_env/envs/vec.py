@@ -338,6 +338,22 @@ class SpitVecEnv(VecEnv):
             raise ValueError("public_table() called before reset()")
         return self._duel.public_table(np.arange(self.num_envs), self._duel.seat.copy())
 
+    def learner_rng(self):
+        """The learners' rng at their current decision (``spit_env.streams.RowStreams``).
+
+        Row i's draws come from the stream of game (seed, game id) for the learner's seat and
+        its decision index, as the opponent's do for its seat: a policy that plays the learner's
+        seat with it (``policy(obs, venv.action_masks(), venv.learner_rng())``, a teacher
+        recording its moves) makes the same moves in a game whatever the other rows and the
+        history of the process. A fresh object each call: two calls at one decision draw alike.
+
+        Raises:
+            ValueError: before reset.
+        """
+        if self._obs is None:
+            raise ValueError("learner_rng() called before reset()")
+        return self._duel.policy_rng(np.arange(self.num_envs), self._duel.seat.copy())
+
     def _render_row(self, i: int) -> str:
         return f"[env {i}]\n" + render_text(self.snapshot(i), self._duel.render_names(i))
 

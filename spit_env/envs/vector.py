@@ -217,6 +217,19 @@ class SpitVectorEnv(VectorEnv):
             raise ValueError("action_masks() called before reset()")
         return self._masks.copy()
 
+    def learner_rng(self):
+        """The learners' rng at their current decision (``spit_env.streams.RowStreams``).
+
+        As ``SpitVecEnv.learner_rng``: row i draws from the stream of its game for the
+        learner's seat and decision index, whatever the other rows and the history.
+
+        Raises:
+            ValueError: before reset.
+        """
+        if self._obs is None:
+            raise ValueError("learner_rng() called before reset()")
+        return self._duel.policy_rng(np.arange(self.num_envs), self._duel.seat.copy())
+
     def snapshot(self, index: int = 0) -> dict:
         """The public table of row ``index``'s game (format: docs/ENVIRONMENTS.md).
 
