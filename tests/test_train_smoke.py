@@ -502,6 +502,8 @@ def test_league_weighting_gives_more_rows_to_the_opponents_the_agent_loses_to():
     assert schedule.stage_log[-1]["rows"] == {"random": 8, "greedy": 6, "racer": 6}
     model.num_timesteps = 10
     schedule.on_step(model, Logger())
+    assert asked == []  # evaluations come between rollouts, on the updated model
+    schedule.on_rollout_start(model, Logger())
     assert asked == [["random", "greedy", "racer"]]  # the evaluation plays every member
     assert schedule.stage_log[-1]["rows"] == {"random": 2, "greedy": 6, "racer": 12}
     by_row = groups.get_attr("opponent")
@@ -510,5 +512,5 @@ def test_league_weighting_gives_more_rows_to_the_opponents_the_agent_loses_to():
                              eval_deals=5, total_timesteps=100)
     fixed.on_start(Model())
     model.num_timesteps = 10
-    fixed.on_step(model, Logger())
+    fixed.on_rollout_start(model, Logger())
     assert fixed.stage_log[-1]["rows"] == {"random": 8, "greedy": 6, "racer": 6}

@@ -180,7 +180,7 @@ class OpponentSchedule:
         return [(n, float(w)) for (n, _), w in zip(members, weights, strict=True)]
 
     def on_step(self, model, logger) -> None:
-        """After each environment step: switch stages, add snapshots, evaluate when due."""
+        """After each environment step: switch stages and add snapshots when due."""
         n = int(model.num_timesteps)
         if self.stage < len(self.switch_at) and n >= self.switch_at[self.stage]:
             self.set_stage(self.stage + 1, model)
@@ -193,8 +193,18 @@ class OpponentSchedule:
                                    "opponent": stage_label(self.stages[self.stage])})
             self.apply_opponents()
             logger.record("self_play/pool_size", len(self.pool))
+
+    def on_rollout_start(self, model, logger) -> None:
+        """Before each rollout, after the update of the last one: evaluate when due.
+
+        Here the model is the one trained on exactly ``model.num_timesteps`` steps, the label of
+        the evaluation (in the middle of a rollout it would still be the model of the previous
+        update). The evaluation after the last rollout is the final one (after ``learn()``).
+        """
+        n = int(model.num_timesteps)
         if self.next_eval is not None and n >= self.next_eval and n < self.end:
-            self.next_eval += self.eval_freq
+            while self.next_eval <= n:  # one evaluation, however many intervals a rollout spans
+                self.next_eval += self.eval_freq
             self.evaluate_now(model, logger)
 
     def latest_eval(self) -> tuple[int, dict[str, float]] | None:
@@ -271,10 +281,11 @@ class ScheduleCallback(BaseCallback):
 
     At the start of training (before the first rollout, so before any update) it evaluates the
     model when evaluations during training are on and none was made at this step count (the
-    first point of the learning curve: the warm-started model). After every step it calls
-    ``schedule.on_step``; that time, evaluations included, is summed in ``seconds`` and spent
-    inside ``progress.paused()``, so the progress shows the training rate without it. After
-    every rollout it records the mean episode reward.
+    first point of the learning curve: the warm-started model); before every later rollout it
+    calls ``schedule.on_rollout_start`` (the evaluations when due, of the model just updated);
+    after every step ``schedule.on_step``. That time, evaluations included, is summed in
+    ``seconds`` and spent inside ``progress.paused()``, so the progress shows the training rate
+    without it. After every rollout it records the mean episode reward.
 
     Args:
         schedule: the run's schedule.
@@ -301,6 +312,10 @@ class ScheduleCallback(BaseCallback):
         if self.schedule.eval_freq and all(h["timesteps"] != n for h in self.schedule.history):
             with self._timed():
                 self.schedule.evaluate_now(self.model, self.logger, start=True)
+
+    def _on_rollout_start(self) -> None:
+        with self._timed():
+            self.schedule.on_rollout_start(self.model, self.logger)
 
     def _on_rollout_end(self) -> None:
         buf = self.model.ep_info_buffer
