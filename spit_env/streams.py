@@ -21,6 +21,10 @@ purpose            a, b                    use
 ``POLICY``         seat, decision index    the key of a policy's draws at that decision
                                            (:class:`RowStreams`; the decision index is the
                                            seat's ``decisions`` count in the core state)
+``PLAN``           rollout k, part         a planner's draws for a row it plans, from the
+                                           row's own key (``agents.planner``): part 0 the
+                                           determinization of rollout k, 1 its game
+                                           stream, 2 the reference move
 =================  ======================  =============================================
 
 A policy's draws (:class:`RowStreams`): the environments hand every policy an rng whose draws
@@ -40,7 +44,7 @@ import numpy as np
 
 from .checks import check_int
 
-DEAL, REDEAL, LATENCY, TIE, SEAT, POLICY = 1, 2, 3, 4, 5, 6
+DEAL, REDEAL, LATENCY, TIE, SEAT, POLICY, PLAN = 1, 2, 3, 4, 5, 6, 7
 
 _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
