@@ -96,6 +96,28 @@ def _check_weight(name: str, value) -> float:
     return float(value)
 
 
+def _paired_stats(values: np.ndarray, n: np.ndarray, ref: np.ndarray):
+    """Mean and standard error of each candidate's value minus its reference's, paired.
+
+    Args:
+        values: (C, K) float64 values; candidate i's first ``n[i]`` are played.
+        n: (C,) int64 rollouts of each candidate (its reference has at least as many).
+        ref: (C,) int64 the candidate index of each candidate's reference move.
+
+    Returns:
+        ``(mean, se)``, (C,) float64 over the first ``n[i]`` rollouts; se is inf where
+        ``n[i]`` < 2.
+    """
+    played = np.arange(values.shape[1]) < n[:, None]
+    diff = np.where(played, values - values[ref], 0.0)
+    count = np.maximum(n, 1)
+    mean = diff.sum(axis=1) / count
+    dev = np.where(played, diff - mean[:, None], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt((dev * dev).sum(axis=1) / (n - 1) / count)
+    return mean, np.where(n >= 2, se, np.inf)
+
+
 def _observation_policy(name: str, spec):
     """``spec`` as a policy of observations alone (checked now), or ValueError naming ``name``."""
     policy = make_policy(spec)
@@ -167,6 +189,12 @@ class PlannerBot:
         reference: the policy whose move is the reference of each decision (a name or a
             batched Policy of observations, seated as ``rollout_policy``); None: the rollout
             policy (module docstring, step 4).
+        racing: rollout stages, 1-4096 (1: every legal move gets ``rollouts``; at most
+            ``rollouts`` stages). With more, the rollouts run stage by stage, and after each
+            stage but the last a move whose mean gain over the reference move plus ``race_z``
+            standard errors is below 0 is dropped (it could hardly end up ``confidence``
+            standard errors above it); a row whose moves are all dropped stops.
+        race_z: the standard errors of that drop rule, >= 0.
         leaf_value: None, or a callable ``(obs (n, D) float32) -> (n,) float64``: the value,
             in the planner's units and from the observing seat, of a rollout that stops at the
             horizon (the observation is the planner's seat's, ``core.observe``); None: the card
@@ -188,11 +216,13 @@ class PlannerBot:
 
     def __init__(self, rollouts: int = 16, horizon_ms: int = 3000, rollout_policy="racer",
                  win_weight: float = 2.0, confidence: float = 1.0, reference=None,
-                 leaf_value=None):
+                 leaf_value=None, racing: int = 1, race_z: float = 1.0):
         self.rollouts = _check_int("rollouts", rollouts, 1, 4096)
         self.horizon_ms = _check_int("horizon_ms", horizon_ms, 1, 600_000)
         self.win_weight = _check_weight("win_weight", win_weight)
         self.confidence = _check_weight("confidence", confidence)
+        self.racing = _check_int("racing", racing, 1, 4096)
+        self.race_z = _check_weight("race_z", race_z)
         if leaf_value is not None and not callable(leaf_value):
             raise ValueError(f"leaf_value must be None or a callable (obs (n, D) float32) -> "
                              f"(n,) float64, got {leaf_value!r}")
@@ -208,6 +238,7 @@ class PlannerBot:
     def __repr__(self) -> str:
         extra = "" if self.reference is None else f", reference={self.reference!r}"
         extra += "" if self.leaf_value is None else f", leaf_value={self.leaf_value!r}"
+        extra += "" if self.racing == 1 else f", racing={self.racing}, race_z={self.race_z}"
         return (f"PlannerBot(rollouts={self.rollouts}, horizon_ms={self.horizon_ms}, "
                 f"rollout_policy={self.rollout_policy!r}, win_weight={self.win_weight}, "
                 f"confidence={self.confidence}{extra})")
@@ -350,18 +381,25 @@ class PlannerBot:
             return Plan(out, out.copy(), planned, empty_i, empty_i.copy(), empty_f,
                         empty_f.copy(), empty_i.copy(), value)
         pm, pk = masks[plan], keys[plan]
-        values, cand_row, cand_action = self._evaluate(table, plan, pm, pk)
+        cand_row, cand_action = np.nonzero(pm)
         # The reference move: another move is played only when its rollouts beat the
         # reference's on the same futures by ``confidence`` standard errors.
-        base = self._reference_moves(table, plan, obs[plan], pm, pk, values, cand_row,
-                                     cand_action)
+        base = self._reference_moves(table, plan, obs[plan], pm, pk)
+        legal = pm[np.arange(plan.size), base]
+        values, n = self._evaluate(table, plan, pk, cand_row, cand_action,
+                                   np.where(legal, base, -1))
+        if not legal.all():  # a caller's mask narrower than the game's: the best mean instead
+            mean = values.sum(axis=1) / n
+            best = np.full(plan.size, -np.inf)
+            np.maximum.at(best, cand_row, mean)
+            top = np.flatnonzero(mean == best[cand_row])[::-1]
+            first = np.empty(plan.size, np.int64)
+            first[cand_row[top]] = cand_action[top]  # the lowest action id among the best
+            base = np.where(legal, base, first)
         is_ref = cand_action == base[cand_row]
         ref = np.flatnonzero(is_ref)  # one per plan row, in row order
-        diff = values - values[ref[cand_row]]
-        K = values.shape[1]
-        mean = diff.mean(axis=1)
-        se = diff.std(axis=1, ddof=1) / np.sqrt(K) if K > 1 else np.full(mean.size, np.inf)
-        se[is_ref] = 0.0
+        mean, se = _paired_stats(values, n, ref[cand_row])
+        mean[is_ref], se[is_ref] = 0.0, 0.0
         lower = np.where(is_ref, 0.0, mean - self.confidence * se)
         best = np.zeros(plan.size)
         np.maximum.at(best, cand_row, lower)
@@ -372,68 +410,85 @@ class PlannerBot:
         out[plan] = pick
         reference = out.copy()
         reference[plan] = base
-        value[plan] = values[ref].mean(axis=1)
+        value[plan] = values[ref].sum(axis=1) / n[ref]
         self.last_stats["deviations"] = int((pick != base).sum())
         return Plan(out, reference, planned, plan[cand_row].astype(np.int64),
-                    cand_action.astype(np.int64), mean, se, np.full(mean.size, K, np.int64),
-                    value)
+                    cand_action.astype(np.int64), mean, se, n.astype(np.int64), value)
 
-    def _reference_moves(self, table, plan, obs, masks, keys, values, cand_row,
-                         cand_action) -> np.ndarray:
-        """(n,) int64 reference move of each planned row (module docstring, step 4).
+    def _reference_moves(self, table, plan, obs, masks, keys) -> np.ndarray:
+        """(n,) int64 the reference policy's move for the planner's seat of each planned row.
 
-        The reference policy's move for the planner's seat (its draws from the row's key);
-        where that is not among the legal moves given (a caller's mask narrower than the
-        game's, e.g. WAIT taken out), the move with the best mean rollout value (the lowest
-        action id among equals).
+        Its draws come from the row's key. It may lie outside the legal moves given (a
+        caller's mask narrower than the game's, e.g. WAIT taken out): :meth:`plan` then takes
+        the move with the best mean rollout value (the lowest action id among equals).
         """
         rng_keys = streams.draw(keys, streams.PLAN, 0, _REFERENCE)
-        base = self._seated_moves(self._reference, table.state, plan, table.seat[plan], masks,
+        return self._seated_moves(self._reference, table.state, plan, table.seat[plan], masks,
                                   rng_keys, data=obs)
-        legal = masks[np.arange(plan.size), base]
-        if not legal.all():
-            mean = values.mean(axis=1)
-            best = np.full(plan.size, -np.inf)
-            np.maximum.at(best, cand_row, mean)
-            top = np.flatnonzero(mean == best[cand_row])[::-1]
-            first = np.empty(plan.size, np.int64)
-            first[cand_row[top]] = cand_action[top]  # the lowest action id among the best
-            base = np.where(legal, base, first)
-        return base
 
-    def _evaluate(self, table, plan: np.ndarray, masks: np.ndarray, keys: np.ndarray):
-        """The rollout values of every legal move of the ``plan`` rows.
+    def _evaluate(self, table, plan: np.ndarray, keys: np.ndarray, cand_row: np.ndarray,
+                  cand_action: np.ndarray, base: np.ndarray):
+        """The rollout values of the candidate moves of the ``plan`` rows.
+
+        Determinization k of row j (its hidden cards and its game stream) is drawn from
+        ``keys[j]`` and k alone (``streams.PLAN``) and serves every move of the row (common
+        random numbers). With ``racing`` > 1 the K rollouts run in that many stages; after
+        each stage but the last, a move whose mean gain over the reference plus ``race_z``
+        standard errors is below 0 gets no more rollouts, and a row left with its reference
+        alone stops.
 
         Args:
             table: the public table of the batch.
             plan: (n,) int64 indices of the rows to plan.
-            masks: (n, A) bool legal moves of those rows.
-            keys: (n,) uint64 the rows' keys: determinization k of row j, and its game stream,
-                are drawn from ``keys[j]`` and k alone (``streams.PLAN``).
+            keys: (n,) uint64 the rows' keys.
+            cand_row: (C,) int64 index into ``plan`` of each candidate.
+            cand_action: (C,) int64 its move.
+            base: (n,) int64 the reference move of each row, -1 where it is not a candidate
+                (then every candidate of the row gets every rollout).
 
         Returns:
-            ``(values, cand_row, cand_action)``: (C, K) float64, the value of each of the C
-            candidate moves in each of its K rollouts; (C,) int64 index into ``plan``; (C,)
-            int64 action id.
+            ``(values, n)``: (C, K) float64 the value of each candidate in each rollout (the
+            first ``n[i]`` are played, the rest 0); (C,) int64 the rollouts each got.
         """
         K = self.rollouts
-        cand_row, cand_action = np.nonzero(masks)
         C = cand_row.size
-        # K determinizations per deciding row, shared by its moves (common random numbers)
-        base = core.copy_rows(table.state, plan, K)
-        every = np.arange(base.batch_size)
+        start = core.copy_rows(table.state, plan, K)  # row j * K + k: determinization k of j
+        every = np.arange(start.batch_size)
         k = np.arange(K, dtype=np.uint64)
-        core.replace_hidden(base, every, rng=streams.RowStreams(
+        core.replace_hidden(start, every, rng=streams.RowStreams(
             streams.draw(keys[:, None], streams.PLAN, k, _DETERMINIZE).reshape(-1)))
-        core.reseed_rows(base, every,
+        core.reseed_rows(start, every,
                          streams.draw(keys[:, None], streams.PLAN, k, _STREAM).reshape(-1))
-        sims = core.copy_rows(base, (cand_row[:, None] * K + np.arange(K)).reshape(-1))
-        M = sims.batch_size  # row i * K + k: move i, determinization k
-        seat = np.repeat(table.seat[plan][cand_row], K)
-        first = np.repeat(cand_action, K)
-        values = self._rollouts(sims, seat, first)
-        self.last_stats.update(candidates=int(C), rollouts=int(M))
-        return values.reshape(C, K), cand_row, cand_action
+        seat = table.seat[plan][cand_row]
+        is_ref = cand_action == base[cand_row]
+        ref = np.full(plan.size, -1)
+        ref[cand_row[is_ref]] = np.flatnonzero(is_ref)
+        values = np.zeros((C, K))
+        n = np.zeros(C, np.int64)
+        alive = np.ones(C, bool)
+        bounds = np.unique(np.linspace(0, K, min(self.racing, K) + 1).round().astype(np.int64))
+        for k0, k1 in zip(bounds[:-1], bounds[1:], strict=True):
+            sel = np.flatnonzero(alive)
+            ks = np.arange(k0, k1)
+            sims = core.copy_rows(start, (cand_row[sel][:, None] * K + ks).reshape(-1))
+            v = self._rollouts(sims, np.repeat(seat[sel], ks.size),
+                               np.repeat(cand_action[sel], ks.size))
+            values[sel[:, None], ks] = v.reshape(sel.size, ks.size)
+            n[sel] = k1
+            if k1 == K:
+                break
+            # racing: drop the moves that cannot beat the reference (rows with one: keep all)
+            judged = alive & ~is_ref & (ref[cand_row] >= 0)
+            mean, se = _paired_stats(values, n, np.maximum(ref[cand_row], 0))
+            with np.errstate(invalid="ignore"):  # 0 * inf standard errors: not beaten
+                alive &= ~(judged & (mean + self.race_z * se < 0))
+            rivals = np.zeros(plan.size, bool)
+            rivals[cand_row[alive & ~is_ref]] = True
+            alive &= rivals[cand_row]
+            if not alive.any():
+                break
+        self.last_stats.update(candidates=int(C), rollouts=int(n.sum()))
+        return values, n
 
     def _rollouts(self, sims, seat: np.ndarray, first: np.ndarray) -> np.ndarray:
         """Play every row of ``sims`` forward to the end of its rollout.
