@@ -120,7 +120,10 @@ def _paired_stats(values: np.ndarray, n: np.ndarray, ref: np.ndarray):
 
 def _observation_policy(name: str, spec):
     """``spec`` as a policy of observations alone (checked now), or ValueError naming ``name``."""
-    policy = make_policy(spec)
+    try:
+        policy = make_policy(spec)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
     if reads_public_table(policy):
         raise ValueError(f"{name} must be a policy of observations alone, not one that plans on "
                          f"the public table, got {spec!r}")
