@@ -21,25 +21,37 @@ of the game forward in the core and plays the move with the best mean outcome:
 3. **Score.** An outcome, from the planner's seat: ``win_weight`` for a game won in the rollout
    (minus for a lost one), plus the card difference (opponent's cards held minus its own,
    stock and spit cards, over 52; in the points variant also the score difference).
-4. **Choose.** The default policy's own move (what ``racer`` would play here) is the reference.
-   For every other move the planner takes its outcome minus the reference's on each of the
-   ``rollouts`` shared futures; it plays the move whose mean difference minus ``confidence``
-   standard errors is highest, if that is above 0, else the reference move. So the planner is
-   the default policy plus the deviations its rollouts show to pay (one-step policy
-   improvement): a few noisy rollouts cannot talk it into a worse move, and more rollouts let
-   smaller gains through.
+4. **Choose.** The reference move is the default policy's own move (what ``racer`` would play
+   here; ``reference=`` names another policy). For every other move the planner takes its
+   outcome minus the reference's on each of the ``rollouts`` shared futures; it plays the move
+   whose mean difference minus ``confidence`` standard errors is highest, if that is above 0,
+   else the reference move. So the planner is the reference policy plus the deviations its
+   rollouts show to pay (one-step policy improvement): a few noisy rollouts cannot talk it into
+   a worse move, and more rollouts let smaller gains through. :meth:`PlannerBot.plan` returns
+   all of it (:class:`Plan`).
 
 Every rollout of a decision, and of all games of the batch deciding at once, runs in one core
 state: one ``core.step`` per simulated epoch for all of them, no Python loop per rollout or game.
+The default policy is asked only where a seat has a choice (two or more legal moves), once per
+epoch for all those rows; a seat that can only WAIT while the other's move is in flight jumps to
+that landing at once (``core.fast_forward``: the same game to the millisecond).
+
+**Randomness per game.** Everything the planner draws for row j comes from one key drawn for
+it, ``rng.integers(..., size=B)``: the match library and the environments pass a
+``spit_env.streams.RowStreams``, which draws that key from game j's own stream, so the
+planner's move in a game does not depend on the other games of the batch nor on the batch size
+(docs/ENVIRONMENTS.md, "Seeding").
 
 **Thinking costs no game time.** The simulated clock is the game's only time: the planner's
 computation, however long, happens between two decision epochs, and its move lands after its
 seat's latency like anyone's. Its cost is wall-clock time only (``last_stats``; decisions per
 second: ``python -m experiments.benchmark``).
 
-Budget: ``rollouts`` per move and ``horizon_ms``. Profiles: ``"planner"`` (the default budget,
-sized so that a 1,000-deal tournament against racer fits in about 20 minutes on 2 cores) and
-``"planner-fast"`` (a quarter of the rollouts and a shorter horizon).
+Budget: ``rollouts`` per move and ``horizon_ms`` (``racing`` stages drop the moves that cannot
+beat the reference early; ``leaf_value`` values a rollout stopped by the horizon). Profiles:
+``"planner"`` (the default budget, sized so that a 1,000-deal tournament against racer fits in
+about 20 minutes on 2 cores) and ``"planner-fast"`` (a quarter of the rollouts and a shorter
+horizon).
 """
 
 from __future__ import annotations

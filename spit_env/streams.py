@@ -173,11 +173,10 @@ class RowStreams:
         # draw(keys[:, None], POLICY, calls, arange(n)), its rounds computed once per row
         if self._salted is None:
             self._salted = mix64(self.keys ^ _POLICY_SALT)
+        salted = self._salted if rows is None else self._salted[rows]
+        shape = (salted.size,) + shape[1:]
         with np.errstate(over="ignore"):
-            h = _mix_in_place(self._salted ^ _U64(self._calls))
-            if rows is not None:
-                h = h[rows]
-                shape = (h.size,) + shape[1:]
+            h = _mix_in_place(salted ^ _U64(self._calls))
             x = h[:, None] + _golden_steps(n)
             return _mix_in_place(x).reshape(shape)
 

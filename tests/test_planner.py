@@ -422,3 +422,30 @@ def test_a_trained_network_can_play_the_rollouts():
     plan = planner.plan(obs, masks, np.random.default_rng(0), table=table)
     assert masks[np.arange(state.batch_size), plan.actions].all()
     assert planner.last_stats["rollout_steps"] > 0
+
+
+@pytest.mark.parametrize("config", [SpitConfig(), SpitConfig(stall_timeout_ms=1500, auto_flip=False,
+                                                             observe_opponent_move=False)])
+def test_jumping_over_forced_waits_changes_no_rollout(config, monkeypatch):
+    """The rollouts jump over a seat's forced WAITs (core.fast_forward); stepping through them
+    one by one plays the same futures: the same values, moves and rollout lengths."""
+    from spit_env import streams
+
+    state = _mid_game(config, batch=30, steps=30)
+    seat = np.arange(30) % 2
+    keys = streams.draw(state.key, streams.POLICY, seat, state.decisions[np.arange(30), seat])
+
+    def plan(planner):
+        rows = np.arange(30)
+        return planner.plan(core.observe(state, rows, seat), core.legal_action_mask(state, rows, seat),
+                            streams.RowStreams(keys), table=core.public_table(state, rows, seat))
+
+    planner = PlannerBot(rollouts=4, horizon_ms=3000)
+    jumped = plan(planner)
+    steps, longest = planner.last_stats["rollout_steps"], planner.last_stats["max_simulated_ms"]
+    monkeypatch.setattr(core, "fast_forward", lambda st, rows, seat, max_epochs=None: np.zeros(len(rows), np.int64))
+    stepped = plan(planner)
+    for name in ("actions", "mean_diff", "se", "value"):
+        np.testing.assert_array_equal(getattr(jumped, name), getattr(stepped, name), err_msg=name)
+    assert planner.last_stats["max_simulated_ms"] == longest
+    assert planner.last_stats["rollout_steps"] > steps  # the jumps saved core steps
