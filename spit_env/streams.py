@@ -70,15 +70,21 @@ def _golden_steps(n: int) -> np.ndarray:
 
 def mix64(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser on a uint64 array (wrapping arithmetic). Returns a new array."""
-    x = np.array(x, dtype=_U64)  # a copy, then mixed in place
+    x = np.asarray(x, dtype=_U64)
     with np.errstate(over="ignore"):
-        return _mix_in_place(x) if x.ndim else _mix_in_place(x.reshape(1))[0]
+        x = x ^ (x >> _U64(30))
+        x = x * _M1
+        x = x ^ (x >> _U64(27))
+        x = x * _M2
+        x = x ^ (x >> _U64(31))
+    return x
 
 
 def _mix_in_place(x: np.ndarray) -> np.ndarray:
     """:func:`mix64` of a uint64 array (at least 1-d), in place; returns ``x``.
 
-    Wrapping arithmetic on arrays never warns (only NumPy scalars do).
+    For the per-row draws of :class:`RowStreams` (no temporary arrays beyond the shifts);
+    wrapping arithmetic on arrays never warns (only NumPy scalars do).
     """
     x ^= x >> _U64(30)
     x *= _M1
