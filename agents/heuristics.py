@@ -160,7 +160,8 @@ def _pick(scores: np.ndarray, allowed: np.ndarray, rng: np.random.Generator) -> 
     Args:
         scores: (B, K) float, the score of each column.
         allowed: (B, K) bool, the columns that may be picked.
-        rng: breaks ties uniformly at random (one ``rng.random((B, K))`` draw).
+        rng: breaks ties uniformly at random: one ``rng.random((B, K))`` draw (its rows with
+            two or more allowed columns only, ``rng.random_where``, where the rng offers it).
 
     Returns:
         (B,) int64 column index, -1 for a row with nothing allowed.
@@ -283,7 +284,6 @@ class ChainBot:
         self.wrap_ranks = bool(wrap_ranks)
         self.adjacent = rules.ADJACENT[self.wrap_ranks]
         self._neighbours = _neighbour_tables(self.adjacent)
-        self._adjacent_flat = self.adjacent.reshape(-1)
 
     # --- shared pieces --------------------------------------------------------------------------
     def _fitting_after_play(self, ranks: np.ndarray, place_bits: np.ndarray,
