@@ -160,14 +160,24 @@ def _pick(scores: np.ndarray, allowed: np.ndarray, rng: np.random.Generator) -> 
     Args:
         scores: (B, K) float, the score of each column.
         allowed: (B, K) bool, the columns that may be picked.
-        rng: breaks ties uniformly at random (one ``rng.random((B, K))`` draw).
+        rng: breaks ties uniformly at random: one ``rng.random((B, K))`` draw (its rows with
+            two or more allowed columns only, ``rng.random_where``, where the rng offers it).
 
     Returns:
         (B,) int64 column index, -1 for a row with nothing allowed.
     """
-    # A jitter far below any meaningful score gap breaks exact ties uniformly.
-    jitter = rng.random(allowed.shape) * 1e-6
-    s = np.where(allowed, scores + jitter, -np.inf)
+    # A jitter far below any meaningful score gap breaks exact ties uniformly. Only rows with
+    # two or more allowed columns need it; a per-row stream (spit_env.streams.RowStreams) draws
+    # it for those rows alone, the same values as the whole draw.
+    draw_where = getattr(rng, "random_where", None)
+    if draw_where is None:
+        s = np.where(allowed, scores + rng.random(allowed.shape) * 1e-6, -np.inf)
+    else:
+        several = np.count_nonzero(allowed, axis=1) >= 2
+        jitter = draw_where(several, allowed.shape)  # (the draw counts even for no row)
+        s = np.where(allowed, scores, -np.inf)
+        if jitter.size:
+            s[several] += jitter * 1e-6
     out = s.argmax(axis=1)
     return np.where(allowed.any(axis=1), out, -1)
 
@@ -274,73 +284,43 @@ class ChainBot:
         self.wrap_ranks = bool(wrap_ranks)
         self.adjacent = rules.ADJACENT[self.wrap_ranks]
         self._neighbours = _neighbour_tables(self.adjacent)
-        self._adjacent_flat = self.adjacent.reshape(-1)
 
     # --- shared pieces --------------------------------------------------------------------------
-    def _after_play(self, view: TableView) -> np.ndarray:
-        """(B, S, 2, 2) int64: ``[b, s, c, p]`` is the rank on top of pile p after PLAY(s, c)."""
-        b = view.self_stock_top_rank.shape[0]
-        new_top = np.broadcast_to(view.centre_top_rank[:, None, None, :],
-                                  (b, N_STOCKS, 2, 2)).copy()
-        card = np.broadcast_to(view.self_stock_top_rank[:, :, None], (b, N_STOCKS, 2))
-        for c in range(2):
-            new_top[:, :, c, c] = card[:, :, c]
-        return new_top
-
-    def _fitting_places(self, ranks: np.ndarray, place_bits: np.ndarray,
-                        new_top: np.ndarray) -> np.ndarray:
-        """Which places' face-up tops fit a centre pile after each PLAY(s, c), as bit sets.
+    def _fitting_after_play(self, ranks: np.ndarray, place_bits: np.ndarray,
+                            view: TableView) -> tuple[np.ndarray, np.ndarray]:
+        """Which places' face-up tops fit a centre pile now and after each PLAY(s, c), as bits.
 
         Args:
             ranks: (B, K) int64 face-up ranks 1-13 of K places, 0 for none (fits nothing).
             place_bits: (K,) int64, the bit that stands for place k.
-            new_top: (B, S, 2, 2) int64, the pile tops after each PLAY(s, c) (``_after_play``).
+            view: the table (our face-up tops are the cards played, the centre tops the piles).
 
         Returns:
-            (B, S, 2) int64: bit ``place_bits[k]`` of ``[b, s, c]`` is set when ``ranks[b, k]``
-            fits pile 0 or pile 1 of ``new_top[b, s, c]``.
+            ``(after, now)``: (B, S, 2) int64, bit ``place_bits[k]`` of ``after[b, s, c]`` set
+            when ``ranks[b, k]`` fits pile 0 or pile 1 once PLAY(s, c) has put our top of place
+            s on pile c; (B, 2) int64, bit k of ``now[b, c]`` set when it fits pile c as it is.
         """
         # by_rank[b, r]: the bits of the places holding a face-up rank r (column 14 stays 0); a
-        # card fits a pile of top q iff its rank is one of q's (at most two) neighbours, so the
-        # places fitting pile 0 or pile 1 after play (s, c) are an OR of four lookups
+        # card fits a pile of top q iff its rank is one of q's (at most two) neighbours. After
+        # PLAY(s, c) pile c is topped by the card of place s and pile 1 - c is unchanged, so the
+        # places fitting either are those fitting that card or fitting pile 1 - c now.
         b = ranks.shape[0]
         row0 = (np.arange(b) * 15)[:, None]
         by_rank = np.bincount((row0 + ranks).reshape(-1), np.tile(place_bits, b),
                               minlength=b * 15).astype(np.int64)
-        tops = new_top.reshape(b, -1)
         nb1, nb2 = self._neighbours
-        fit = (by_rank.take(row0 + nb1.take(tops))
-               | by_rank.take(row0 + nb2.take(tops))).reshape(new_top.shape)
-        return fit[..., 0] | fit[..., 1]
 
-    def _follow_count(self, ranks: np.ndarray, new_top: np.ndarray,
-                      exclude_self: bool) -> np.ndarray:
-        """(B, S, 2) int64: how many of ``ranks`` fit some pile after each PLAY(s, c).
+        def fitting(tops: np.ndarray) -> np.ndarray:  # (B, k) ranks -> (B, k) place bits
+            return by_rank.take(row0 + nb1.take(tops)) | by_rank.take(row0 + nb2.take(tops))
 
-        Args:
-            ranks: (B, S) int64 face-up ranks, 0 for none.
-            new_top: (B, S, 2, 2) int64, the pile tops after each PLAY(s, c).
-            exclude_self: leave out place s itself (the card just played).
-        """
-        bits = self._fitting_places(ranks, _PLACE_BIT, new_top)
-        if exclude_self:
-            bits &= _NOT_SELF
-        return _POPCOUNT.take(bits)
-
-    def _follow_counts(self, mine: np.ndarray, theirs: np.ndarray, new_top: np.ndarray):
-        """The two counts the racer needs, in one pass.
-
-        Returns:
-            ``(_follow_count(mine, new_top, True), _follow_count(theirs, new_top, False))``, both
-            (B, S, 2) int64 (our places in bits 0-4 of the words, the opponent's in bits 5-9).
-        """
-        bits = self._fitting_places(np.concatenate([mine, theirs], axis=1), _PLACE_BIT_2, new_top)
-        return _POPCOUNT.take(bits & _NOT_SELF), _POPCOUNT.take(bits >> N_STOCKS)
+        card = fitting(view.self_stock_top_rank)  # (B, S): a pile topped by our card of s
+        now = fitting(view.centre_top_rank)  # (B, 2)
+        return card[:, :, None] | now[:, None, ::-1], now
 
     def play_scores(self, view: TableView) -> np.ndarray:
         """(B, S, 2) float64 score of each PLAY(s, c) (meaningful only where it is legal)."""
-        new_top = self._after_play(view)
-        follow = self._follow_count(view.self_stock_top_rank, new_top, exclude_self=True)
+        after, _ = self._fitting_after_play(view.self_stock_top_rank, _PLACE_BIT, view)
+        follow = _POPCOUNT.take(after & _NOT_SELF)
         reveal = (view.self_stock_height >= 2)[:, :, None]
         return self.reveal_weight * reveal + self.chain_weight * follow
 
@@ -504,9 +484,11 @@ class RacerBot(ChainBot):
         """
         b = view.self_stock_top_rank.shape[0]
         rows = np.arange(b)
-        new_top = self._after_play(view)
-        follow, deny = self._follow_counts(view.self_stock_top_rank, view.opp_stock_top_rank,
-                                           new_top)
+        # our places in bits 0-4 of the words, the opponent's in bits 5-9
+        after, now = self._fitting_after_play(
+            np.concatenate([view.self_stock_top_rank, view.opp_stock_top_rank], axis=1),
+            _PLACE_BIT_2, view)
+        follow, deny = _POPCOUNT.take(after & _NOT_SELF), _POPCOUNT.take(after >> N_STOCKS)
         reveal = (view.self_stock_height >= 2)[:, :, None]
         # as ChainBot.play_scores
         scores = self.reveal_weight * reveal + self.chain_weight * follow
@@ -527,9 +509,7 @@ class RacerBot(ChainBot):
         doomed = ((threat & (late >= self.doom_p))[:, None] & on_target)[:, None, :]
 
         # the opponent's next decision (now if free, when its move lands if busy)
-        fits = self._adjacent_flat.take(view.opp_stock_top_rank[:, :, None] * 14
-                                        + view.centre_top_rank[:, None, :])
-        n_plays = fits.sum(axis=1)
+        n_plays = _POPCOUNT.take(now >> N_STOCKS)  # (B, 2) opponent places fitting pile c
         share = n_plays / np.maximum(n_plays.sum(axis=1, keepdims=True), 1)
         lose = self.p_late_after_opponent(t)
         win = np.maximum(late - lose, 0.0)

@@ -21,36 +21,50 @@ of the game forward in the core and plays the move with the best mean outcome:
 3. **Score.** An outcome, from the planner's seat: ``win_weight`` for a game won in the rollout
    (minus for a lost one), plus the card difference (opponent's cards held minus its own,
    stock and spit cards, over 52; in the points variant also the score difference).
-4. **Choose.** The default policy's own move (what ``racer`` would play here) is the reference.
-   For every other move the planner takes its outcome minus the reference's on each of the
-   ``rollouts`` shared futures; it plays the move whose mean difference minus ``confidence``
-   standard errors is highest, if that is above 0, else the reference move. So the planner is
-   the default policy plus the deviations its rollouts show to pay (one-step policy
-   improvement): a few noisy rollouts cannot talk it into a worse move, and more rollouts let
-   smaller gains through.
+4. **Choose.** The reference move is the default policy's own move (what ``racer`` would play
+   here; ``reference=`` names another policy). For every other move the planner takes its
+   outcome minus the reference's on each of the ``rollouts`` shared futures; it plays the move
+   whose mean difference minus ``confidence`` standard errors is highest, if that is above 0,
+   else the reference move. So the planner is the reference policy plus the deviations its
+   rollouts show to pay (one-step policy improvement): a few noisy rollouts cannot talk it into
+   a worse move, and more rollouts let smaller gains through. :meth:`PlannerBot.plan` returns
+   all of it (:class:`Plan`).
 
 Every rollout of a decision, and of all games of the batch deciding at once, runs in one core
 state: one ``core.step`` per simulated epoch for all of them, no Python loop per rollout or game.
+The default policy is asked only where a seat has a choice (two or more legal moves), once per
+epoch for all those rows; a seat that can only WAIT while the other's move is in flight jumps to
+that landing at once (``core.fast_forward``: the same game to the millisecond).
+
+**Randomness per game.** Everything the planner draws for row j comes from one key drawn for
+it, ``rng.integers(..., size=B)``: the match library and the environments pass a
+``spit_env.streams.RowStreams``, which draws that key from game j's own stream, so the
+planner's move in a game does not depend on the other games of the batch nor on the batch size
+(docs/ENVIRONMENTS.md, "Seeding").
 
 **Thinking costs no game time.** The simulated clock is the game's only time: the planner's
 computation, however long, happens between two decision epochs, and its move lands after its
 seat's latency like anyone's. Its cost is wall-clock time only (``last_stats``; decisions per
 second: ``python -m experiments.benchmark``).
 
-Budget: ``rollouts`` per move and ``horizon_ms``. Profiles: ``"planner"`` (the default budget,
-sized so that a 1,000-deal tournament against racer fits in about 20 minutes on 2 cores) and
-``"planner-fast"`` (a quarter of the rollouts and a shorter horizon).
+Budget: ``rollouts`` per move and ``horizon_ms`` (``racing`` stages drop the moves that cannot
+beat the reference early; ``leaf_value`` values a rollout stopped by the horizon). Profiles:
+``"planner"`` (the default budget, sized so that a 1,000-deal tournament against racer fits in
+about 20 minutes on 2 cores) and ``"planner-fast"`` (a quarter of the rollouts and a shorter
+horizon).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from agents.heuristics import TableView
-from spit_env import core, rules
+from spit_env import core, rules, streams
 from spit_env.policy import apply_profile, make_policy, reads_public_table
 
-__all__ = ["PlannerBot", "PROFILES", "make_planner", "make_planner_fast"]
+__all__ = ["PlannerBot", "Plan", "PROFILES", "make_planner", "make_planner_fast"]
 
 #: keyword arguments of the registered planner names
 PROFILES = {
@@ -59,6 +73,8 @@ PROFILES = {
 }
 
 _MAX_ROLLOUT_STEPS = 100_000  # every step advances the clock; more is a core bug
+_KEY_HIGH = np.iinfo(np.int64).max
+_DETERMINIZE, _STREAM, _REFERENCE = 0, 1, 2  # the parts of a row's streams.PLAN draws
 
 
 def make_planner(**kwargs) -> PlannerBot:
@@ -92,63 +108,162 @@ def _check_weight(name: str, value) -> float:
     return float(value)
 
 
+def _paired_stats(values: np.ndarray, n: np.ndarray, ref: np.ndarray):
+    """Mean and standard error of each candidate's value minus its reference's, paired.
+
+    Args:
+        values: (C, K) float64 values; candidate i's first ``n[i]`` are played.
+        n: (C,) int64 rollouts of each candidate (its reference has at least as many).
+        ref: (C,) int64 the candidate index of each candidate's reference move.
+
+    Returns:
+        ``(mean, se)``, (C,) float64 over the first ``n[i]`` rollouts; se is inf where
+        ``n[i]`` < 2.
+    """
+    played = np.arange(values.shape[1]) < n[:, None]
+    diff = np.where(played, values - values[ref], 0.0)
+    count = np.maximum(n, 1)
+    mean = diff.sum(axis=1) / count
+    dev = np.where(played, diff - mean[:, None], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt((dev * dev).sum(axis=1) / (n - 1) / count)
+    return mean, np.where(n >= 2, se, np.inf)
+
+
+def _observation_policy(name: str, spec):
+    """``spec`` as a policy of observations alone (checked now), or ValueError naming ``name``."""
+    try:
+        policy = make_policy(spec)
+    except ValueError as err:
+        raise ValueError(f"{name}: {err}") from None
+    if reads_public_table(policy):
+        raise ValueError(f"{name} must be a policy of observations alone, not one that plans on "
+                         f"the public table, got {spec!r}")
+    return policy
+
+
+@dataclass(eq=False)
+class Plan:
+    """What the planner found for a batch of B decisions (:meth:`PlannerBot.plan`).
+
+    Candidates are the legal moves of the planned rows, C in all, in row order and, within a
+    row, in increasing action id. Values are in the planner's units (module docstring, step 3:
+    card difference in [-1, 1] plus ``win_weight`` for a game won or lost in the rollout, or
+    ``leaf_value`` where a rollout stops at the horizon), from the row's seat.
+
+    Attributes:
+        actions: (B,) int64 the moves the bot plays (what calling the bot returns).
+        reference: (B,) int64 the reference move of each row (the only legal move of an
+            unplanned row).
+        planned: (B,) bool rows with two or more legal moves (the others get no rollout).
+        cand_row: (C,) int64 row index 0..B-1 of each evaluated candidate.
+        cand_action: (C,) int64 its action id.
+        mean_diff: (C,) float64 its mean value minus the reference move's over the shared
+            futures (0 for the reference move itself).
+        se: (C,) float64 the standard error of ``mean_diff`` (inf with fewer than 2 rollouts;
+            0 for the reference move).
+        n_rollouts: (C,) int64 the rollouts the candidate got.
+        value: (B,) float64 the mean rollout value of the reference move from the row's seat
+            (a value target); NaN for unplanned rows.
+    """
+
+    actions: np.ndarray
+    reference: np.ndarray
+    planned: np.ndarray
+    cand_row: np.ndarray
+    cand_action: np.ndarray
+    mean_diff: np.ndarray
+    se: np.ndarray
+    n_rollouts: np.ndarray
+    value: np.ndarray
+
+
 class PlannerBot:
     """``"planner"``: determinized Monte-Carlo planning on the core (see the module docstring).
 
     A policy that reads the public table: call it as ``planner(obs, masks, rng, table=table)``
     with ``table = spit_env.core.public_table(state, rows, seats)`` of the same rows (the
-    environments and the match library, agents.arena, do this for it).
+    environments and the match library, agents.arena, do this for it); :meth:`plan` gives the
+    whole search result (:class:`Plan`).
 
     Args:
         rollouts: simulated futures per legal move and decision, 1-4096.
         horizon_ms: how far a rollout looks ahead at most, in simulated ms, 1-600,000 (it also
             stops when the round or the game is over).
         rollout_policy: the default policy of both seats in the rollouts (a registered name or a
-            Policy; "racer" by default). Each seat's copy takes its seat through
-            ``spit_env.policy.apply_profile`` with that game's latency models (D7): a bot with
-            the latency hook (the racer) believes its own seat's latency.
+            batched Policy of observations, e.g. ``agents.make("ppo", model=...)``; "racer" by
+            default). Each seat's copy takes its seat through ``spit_env.policy.apply_profile``
+            with that game's latency models (D7): a bot with the latency hook (the racer)
+            believes its own seat's latency. It is called once per simulated epoch on every
+            rollout row whose seat has a choice (two or more legal moves), observations built
+            for those rows only; the heuristic bots read the core state directly.
         win_weight: the value of a game won within a rollout, on top of the card difference
             (which lies in [-1, 1]), >= 0.
-        confidence: how many standard errors a move's mean gain over the default policy's own
-            move must exceed before the planner plays it, >= 0 (0: the best mean wins).
+        confidence: how many standard errors a move's mean gain over the reference move
+            must exceed before the planner plays it, >= 0 (0: the best mean wins).
+        reference: the policy whose move is the reference of each decision (a name or a
+            batched Policy of observations, seated as ``rollout_policy``); None: the rollout
+            policy (module docstring, step 4).
+        racing: rollout stages, 1-4096 (1: every legal move gets ``rollouts``; at most
+            ``rollouts`` stages). With more, the rollouts run stage by stage, and after each
+            stage but the last a move whose mean gain over the reference move plus ``race_z``
+            standard errors is below 0 is dropped (it could hardly end up ``confidence``
+            standard errors above it); a row whose moves are all dropped stops.
+        race_z: the standard errors of that drop rule, >= 0.
+        leaf_value: None, or a callable ``(obs (n, D) float32) -> (n,) float64``: the value,
+            in the planner's units and from the observing seat, of a rollout that stops at the
+            horizon (the observation is the planner's seat's, ``core.observe``); None: the card
+            difference, as at every other stop.
 
     Attributes:
         last_stats: what the last call did: ``decisions`` (rows planned), ``candidates`` (moves
-            compared), ``rollouts``, ``rollout_steps`` (core row-steps simulated),
-            ``max_simulated_ms`` (the longest rollout, in simulated ms; a rollout's last epoch
-            starts before ``horizon_ms``: ``max_step_start_ms``) and ``deviations`` (moves
-            played other than the default policy's own).
+            compared), ``rollouts``, ``rollout_steps`` (core row-steps simulated, forced WAITs
+            jumped over counted as one), ``max_simulated_ms`` (the longest rollout, in simulated
+            ms; a rollout's last epoch starts before ``horizon_ms``: ``max_step_start_ms``) and
+            ``deviations`` (moves played other than the reference).
 
     Raises:
-        ValueError: a bad budget or weight, an unknown rollout policy.
+        ValueError: a bad budget or weight, an unknown or table-reading rollout or reference
+            policy, a ``leaf_value`` that is not callable.
     """
 
     reads_public_table = True
 
     def __init__(self, rollouts: int = 16, horizon_ms: int = 3000, rollout_policy="racer",
-                 win_weight: float = 2.0, confidence: float = 1.0):
+                 win_weight: float = 2.0, confidence: float = 1.0, reference=None,
+                 leaf_value=None, racing: int = 1, race_z: float = 1.0):
         self.rollouts = _check_int("rollouts", rollouts, 1, 4096)
         self.horizon_ms = _check_int("horizon_ms", horizon_ms, 1, 600_000)
         self.win_weight = _check_weight("win_weight", win_weight)
         self.confidence = _check_weight("confidence", confidence)
+        self.racing = _check_int("racing", racing, 1, 4096)
+        self.race_z = _check_weight("race_z", race_z)
+        if leaf_value is not None and not callable(leaf_value):
+            raise ValueError(f"leaf_value must be None or a callable (obs (n, D) float32) -> "
+                             f"(n,) float64, got {leaf_value!r}")
         self.rollout_policy = rollout_policy
-        self._default = make_policy(rollout_policy)  # checks the name now
-        if reads_public_table(self._default):
-            raise ValueError(f"rollout_policy must be a policy of observations alone, not one "
-                             f"that plans on the public table, got {rollout_policy!r}")
+        self.reference = reference
+        self.leaf_value = leaf_value
+        self._default = _observation_policy("rollout_policy", rollout_policy)  # checked now
+        self._reference = (self._default if reference is None
+                           else _observation_policy("reference", reference))
         self._seat_policies: dict = {}
         self.last_stats: dict = {}
 
     def __repr__(self) -> str:
+        extra = "" if self.reference is None else f", reference={self.reference!r}"
+        extra += "" if self.leaf_value is None else f", leaf_value={self.leaf_value!r}"
+        extra += "" if self.racing == 1 else f", racing={self.racing}, race_z={self.race_z}"
         return (f"PlannerBot(rollouts={self.rollouts}, horizon_ms={self.horizon_ms}, "
                 f"rollout_policy={self.rollout_policy!r}, win_weight={self.win_weight}, "
-                f"confidence={self.confidence})")
+                f"confidence={self.confidence}{extra})")
 
-    # --- the default policy of the rollouts --------------------------------------------------
-    def _policies(self, config, latency: tuple) -> tuple:
-        """The rollout policy of seat 0 and seat 1 whose latency models are ``latency``.
+    # --- the seated policies ------------------------------------------------------------------
+    def _policies(self, policy, config, latency: tuple) -> tuple:
+        """``policy`` seated in seat 0 and seat 1 of games whose latency models are ``latency``.
 
         Args:
+            policy: the rollout policy or the reference policy.
             config: the games' config (its other fields are kept).
             latency: a pair of Latency models, seat 0's and seat 1's.
 
@@ -157,21 +272,22 @@ class PlannerBot:
             seated through ``spit_env.policy.apply_profile``, so a bot that models its own
             latency believes its seat's.
         """
-        key = latency
+        key = (id(policy), latency)
         hit = self._seat_policies.get(key)
         if hit is None:
             config = config.replace(latency=tuple(latency))
-            seat0 = apply_profile(self._default, config, 0)[0]
-            hit = (seat0, seat0 if key[0] == key[1] else apply_profile(self._default, config, 1)[0])
-            if len(self._seat_policies) > 16:
+            seat0 = apply_profile(policy, config, 0)[0]
+            seat1 = seat0 if latency[0] == latency[1] else apply_profile(policy, config, 1)[0]
+            hit = (seat0, seat1)
+            if len(self._seat_policies) > 32:
                 self._seat_policies.clear()
             self._seat_policies[key] = hit
         return hit
 
-    def _by_latency(self, state, idx: np.ndarray) -> list:
+    def _by_latency(self, policy, state, idx: np.ndarray) -> list:
         """The rows ``idx`` of ``state`` grouped by their seats' latency models (D7).
 
-        A list of (positions j into ``idx``, or None for all of them; the rollout policies of
+        A list of (positions j into ``idx``, or None for all of them; ``policy`` seated in
         their two seats): one group unless the batch mixes games of different latencies.
         """
         lat = state.latency[idx].astype(np.int64)
@@ -179,51 +295,74 @@ class PlannerBot:
         code = lat[:, 0] * len(models) + lat[:, 1]
         if code.size == 0 or (code == code[0]).all():
             pair = tuple(lat[0]) if code.size else (0, 0)
-            return [(None, self._policies(state.config, (models[pair[0]], models[pair[1]])))]
+            return [(None, self._policies(policy, state.config,
+                                          (models[pair[0]], models[pair[1]])))]
         n = len(models)
         return [(np.flatnonzero(code == c),
-                 self._policies(state.config, (models[c // n], models[c % n])))
+                 self._policies(policy, state.config, (models[c // n], models[c % n])))
                 for c in np.unique(code)]
 
-    def _default_moves(self, sims, idx: np.ndarray, seats: np.ndarray, rng) -> np.ndarray:
-        """(n,) the default policy's moves for seat ``seats[j]`` of row ``idx[j]``."""
-        groups = self._by_latency(sims, idx)
-        if len(groups) == 1:
-            return self._moves(sims, idx, seats, groups[0][1], rng)
+    def _seated_moves(self, policy, state, idx: np.ndarray, seats: np.ndarray, masks, keys,
+                      data=None) -> np.ndarray:
+        """(n,) int64 moves of ``policy`` for seat ``seats[j]`` of row ``idx[j]`` of ``state``.
+
+        Each row draws from its own stream (``streams.RowStreams`` over ``keys``, (n,) uint64),
+        so its move does not depend on the other rows. ``masks``: (n, A) bool legal moves;
+        ``data``: (n, D) observations, or None to build them (or, for a heuristic bot, its table
+        view) from the state.
+        """
+        groups = self._by_latency(policy, state, idx)
         out = np.empty(idx.size, np.int64)
         for j, pols in groups:
-            out[j] = self._moves(sims, idx[j], seats[j], pols, rng)
-        return out
-
-    def _moves(self, sims, idx: np.ndarray, seats: np.ndarray, pols, rng) -> np.ndarray:
-        """(n,) int64 moves of the rollout policies ``pols`` (seat 0's, seat 1's).
-
-        Seat ``seats[j]`` of row ``idx[j]`` of ``sims`` moves; a heuristic bot reads its table
-        view straight from the state, any other policy an observation.
-        """
-        masks = core.legal_action_mask(sims, idx, seats)
-        by_view = hasattr(pols[0], "act")
-        data = _view_of_state(sims, idx, seats) if by_view else core.observe(sims, idx, seats)
-        if pols[0] is pols[1]:
-            return np.asarray(pols[0].act(data, masks, rng) if by_view
-                              else pols[0](data, masks, rng), np.int64)
-        out = np.empty(idx.size, np.int64)
-        for s in range(2):
-            j = np.flatnonzero(seats == s)
-            if j.size:
-                out[j] = pols[s].act(_subview(data, j), masks[j], rng) if by_view else \
-                    pols[s](data[j], masks[j], rng)
+            for s in (None,) if pols[0] is pols[1] else (0, 1):
+                k = j
+                if s is not None:
+                    k = np.flatnonzero(seats == s) if j is None else j[seats[j] == s]
+                    if k.size == 0:
+                        continue
+                if k is None and len(groups) == 1:  # every row, one policy: no copies
+                    k = slice(None)
+                elif k is None:
+                    k = np.arange(idx.size)
+                pol, rng = pols[s or 0], streams.RowStreams(keys[k])
+                if data is not None:
+                    out[k] = pol(data[k], masks[k], rng)
+                elif hasattr(pol, "act"):  # a heuristic bot: its table view, from the state
+                    out[k] = pol.act(_view_of_state(state, idx[k], seats[k]), masks[k], rng)
+                else:
+                    out[k] = pol(core.observe(state, idx[k], seats[k]), masks[k], rng)
         return out
 
     # --- a decision ---------------------------------------------------------------------------
-    def __call__(self, observations, action_masks, rng: np.random.Generator,
-                 table=None) -> np.ndarray:
-        """(B,) int64 legal moves for a batch of decisions (see the class docstring).
+    def __call__(self, observations, action_masks, rng, table=None) -> np.ndarray:
+        """(B,) int64 legal moves for a batch of decisions: ``plan(...).actions``.
 
         Args:
             observations: (B, D) float32, layout ``rules.OBSERVATION``.
             action_masks: (B, A) bool legal moves.
-            rng: the only randomness used (determinizations, streams, the rollouts' moves).
+            rng: a ``spit_env.streams.RowStreams`` (what the environments and the match library
+                pass: each row's decision then depends on that row alone) or a Generator.
+            table: the ``spit_env.core.PublicTable`` of the same B rows, in the same order.
+
+        Raises:
+            ValueError: bad shapes, or a missing / mismatched ``table``.
+        """
+        return self.plan(observations, action_masks, rng, table).actions
+
+    def plan(self, observations, action_masks, rng, table=None) -> Plan:
+        """The whole search of a batch of decisions (:class:`Plan`; module docstring).
+
+        Every random draw of row j (its determinizations, their game streams, the rollouts'
+        moves, the reference move's tie-breaks) comes from one key drawn for row j:
+        ``rng.integers(..., size=B)``, which a ``spit_env.streams.RowStreams`` draws from row
+        j's own stream. So with the rng of the environments or the match library, row j's plan
+        is the same whatever other rows share the batch and whatever its size.
+
+        Args:
+            observations: (B, D) float32, layout ``rules.OBSERVATION``.
+            action_masks: (B, A) bool legal moves.
+            rng: a ``spit_env.streams.RowStreams`` or a Generator (then one shared draw of B
+                keys).
             table: the ``spit_env.core.PublicTable`` of the same B rows, in the same order.
 
         Raises:
@@ -244,24 +383,39 @@ class PlannerBot:
         if table.batch_size != b:
             raise ValueError(f"table must hold the {b} rows of the observations, "
                              f"got {table.batch_size}")
+        keys = np.asarray(rng.integers(0, _KEY_HIGH, size=b), np.int64).view(np.uint64)
         out = masks.argmax(axis=1).astype(np.int64)  # the only legal move, where there is one
-        plan = np.flatnonzero(masks.sum(axis=1) >= 2)
+        planned = masks.sum(axis=1) >= 2
+        plan = np.flatnonzero(planned)
         self.last_stats = dict(decisions=int(plan.size), candidates=0, rollouts=0,
                                rollout_steps=0, max_simulated_ms=0, max_step_start_ms=0,
                                deviations=0)
+        value = np.full(b, np.nan)
         if plan.size == 0:
-            return out
-        values, cand_row, cand_action = self._evaluate(table, plan, masks[plan], rng)
-        # The default policy's own move is the reference: another move is played only when its
-        # rollouts beat the reference's on the same futures by ``confidence`` standard errors.
-        base = self._reference(table, plan, obs[plan], masks[plan], values, cand_row,
-                               cand_action, rng)
-        ref = np.flatnonzero(cand_action == base[cand_row])  # one per plan row, in row order
-        diff = values - values[ref[cand_row]]
-        K = values.shape[1]
-        mean = diff.mean(axis=1)
-        se = diff.std(axis=1, ddof=1) / np.sqrt(K) if K > 1 else np.full(mean.size, np.inf)
-        lower = np.where(cand_action == base[cand_row], 0.0, mean - self.confidence * se)
+            empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0)
+            return Plan(out, out.copy(), planned, empty_i, empty_i.copy(), empty_f,
+                        empty_f.copy(), empty_i.copy(), value)
+        pm, pk = masks[plan], keys[plan]
+        cand_row, cand_action = np.nonzero(pm)
+        # The reference move: another move is played only when its rollouts beat the
+        # reference's on the same futures by ``confidence`` standard errors.
+        base = self._reference_moves(table, plan, obs[plan], pm, pk)
+        legal = pm[np.arange(plan.size), base]
+        values, n = self._evaluate(table, plan, pk, cand_row, cand_action,
+                                   np.where(legal, base, -1))
+        if not legal.all():  # a caller's mask narrower than the game's: the best mean instead
+            mean = values.sum(axis=1) / n
+            best = np.full(plan.size, -np.inf)
+            np.maximum.at(best, cand_row, mean)
+            top = np.flatnonzero(mean == best[cand_row])[::-1]
+            first = np.empty(plan.size, np.int64)
+            first[cand_row[top]] = cand_action[top]  # the lowest action id among the best
+            base = np.where(legal, base, first)
+        is_ref = cand_action == base[cand_row]
+        ref = np.flatnonzero(is_ref)  # one per plan row, in row order
+        mean, se = _paired_stats(values, n, ref[cand_row])
+        mean[is_ref], se[is_ref] = 0.0, 0.0
+        lower = np.where(is_ref, 0.0, mean - self.confidence * se)
         best = np.zeros(plan.size)
         np.maximum.at(best, cand_row, lower)
         better = (lower > 0) & (lower == best[cand_row])
@@ -269,73 +423,101 @@ class PlannerBot:
         j = np.flatnonzero(better)
         pick[cand_row[j[::-1]]] = cand_action[j[::-1]]  # (the first best candidate wins a tie)
         out[plan] = pick
+        reference = out.copy()
+        reference[plan] = base
+        value[plan] = values[ref].sum(axis=1) / n[ref]
         self.last_stats["deviations"] = int((pick != base).sum())
-        return out
+        return Plan(out, reference, planned, plan[cand_row].astype(np.int64),
+                    cand_action.astype(np.int64), mean, se, n.astype(np.int64), value)
 
-    def _reference(self, table, plan, obs, masks, values, cand_row, cand_action, rng) -> np.ndarray:
-        """(n,) int64 reference move of each planned row (module docstring, step 4).
+    def _reference_moves(self, table, plan, obs, masks, keys) -> np.ndarray:
+        """(n,) int64 the reference policy's move for the planner's seat of each planned row.
 
-        The default policy's own move for the planner's seat; where that is not among the legal
-        moves given (a caller's mask narrower than the game's, e.g. WAIT taken out), the move
-        with the best mean rollout value (the lowest action id among equals).
+        Its draws come from the row's key. It may lie outside the legal moves given (a
+        caller's mask narrower than the game's, e.g. WAIT taken out): :meth:`plan` then takes
+        the move with the best mean rollout value (the lowest action id among equals).
         """
-        base = np.empty(plan.size, np.int64)
-        for rows, pols in self._by_latency(table.state, plan):
-            rows = np.arange(plan.size) if rows is None else rows
-            seat = table.seat[plan[rows]]
-            for s in (0, 1) if pols[0] is not pols[1] else (None,):
-                j = rows if s is None else rows[seat == s]
-                if j.size:
-                    base[j] = pols[s or 0](obs[j], masks[j], rng)
-        legal = masks[np.arange(plan.size), base]
-        if not legal.all():
-            mean = values.mean(axis=1)
-            best = np.full(plan.size, -np.inf)
-            np.maximum.at(best, cand_row, mean)
-            top = np.flatnonzero(mean == best[cand_row])[::-1]
-            first = np.empty(plan.size, np.int64)
-            first[cand_row[top]] = cand_action[top]  # the lowest action id among the best
-            base = np.where(legal, base, first)
-        return base
+        rng_keys = streams.draw(keys, streams.PLAN, 0, _REFERENCE)
+        return self._seated_moves(self._reference, table.state, plan, table.seat[plan], masks,
+                                  rng_keys, data=obs)
 
-    def _evaluate(self, table, plan: np.ndarray, masks: np.ndarray, rng: np.random.Generator):
-        """The rollout values of every legal move of the ``plan`` rows.
+    def _evaluate(self, table, plan: np.ndarray, keys: np.ndarray, cand_row: np.ndarray,
+                  cand_action: np.ndarray, base: np.ndarray):
+        """The rollout values of the candidate moves of the ``plan`` rows.
+
+        Determinization k of row j (its hidden cards and its game stream) is drawn from
+        ``keys[j]`` and k alone (``streams.PLAN``) and serves every move of the row (common
+        random numbers). With ``racing`` > 1 the K rollouts run in that many stages; after
+        each stage but the last, a move whose mean gain over the reference plus ``race_z``
+        standard errors is below 0 gets no more rollouts, and a row left with its reference
+        alone stops.
 
         Args:
             table: the public table of the batch.
             plan: (n,) int64 indices of the rows to plan.
-            masks: (n, A) bool legal moves of those rows.
-            rng: draws the determinizations, the streams and the rollouts' moves.
+            keys: (n,) uint64 the rows' keys.
+            cand_row: (C,) int64 index into ``plan`` of each candidate.
+            cand_action: (C,) int64 its move.
+            base: (n,) int64 the reference move of each row, -1 where it is not a candidate
+                (then every candidate of the row gets every rollout).
 
         Returns:
-            ``(values, cand_row, cand_action)``: (C, K) float64, the value of each of the C
-            candidate moves in each of its K rollouts; (C,) int64 index into ``plan``; (C,)
-            int64 action id.
+            ``(values, n)``: (C, K) float64 the value of each candidate in each rollout (the
+            first ``n[i]`` are played, the rest 0); (C,) int64 the rollouts each got.
         """
         K = self.rollouts
-        cand_row, cand_action = np.nonzero(masks)
         C = cand_row.size
-        # K determinizations per deciding row, shared by its moves (common random numbers)
-        base = core.copy_rows(table.state, plan, K)
-        every = np.arange(base.batch_size)
-        core.replace_hidden(base, every, rng=rng)
-        core.reseed_rows(base, every, rng.integers(0, np.iinfo(np.int64).max, base.batch_size))
-        sims = core.copy_rows(base, (cand_row[:, None] * K + np.arange(K)).reshape(-1))
-        M = sims.batch_size  # row i * K + k: move i, determinization k
-        seat = np.repeat(table.seat[plan][cand_row], K)
-        first = np.repeat(cand_action, K)
-        values = self._rollouts(sims, seat, first, rng)
-        self.last_stats.update(candidates=int(C), rollouts=int(M))
-        return values.reshape(C, K), cand_row, cand_action
+        start = core.copy_rows(table.state, plan, K)  # row j * K + k: determinization k of j
+        every = np.arange(start.batch_size)
+        k = np.arange(K, dtype=np.uint64)
+        core.replace_hidden(start, every, rng=streams.RowStreams(
+            streams.draw(keys[:, None], streams.PLAN, k, _DETERMINIZE).reshape(-1)))
+        core.reseed_rows(start, every,
+                         streams.draw(keys[:, None], streams.PLAN, k, _STREAM).reshape(-1))
+        seat = table.seat[plan][cand_row]
+        is_ref = cand_action == base[cand_row]
+        ref = np.full(plan.size, -1)
+        ref[cand_row[is_ref]] = np.flatnonzero(is_ref)
+        values = np.zeros((C, K))
+        n = np.zeros(C, np.int64)
+        alive = np.ones(C, bool)
+        bounds = np.unique(np.linspace(0, K, min(self.racing, K) + 1).round().astype(np.int64))
+        for k0, k1 in zip(bounds[:-1], bounds[1:], strict=True):
+            sel = np.flatnonzero(alive)
+            ks = np.arange(k0, k1)
+            sims = core.copy_rows(start, (cand_row[sel][:, None] * K + ks).reshape(-1))
+            v = self._rollouts(sims, np.repeat(seat[sel], ks.size),
+                               np.repeat(cand_action[sel], ks.size))
+            values[sel[:, None], ks] = v.reshape(sel.size, ks.size)
+            n[sel] = k1
+            if k1 == K:
+                break
+            # racing: drop the moves that cannot beat the reference (rows with one: keep all)
+            judged = alive & ~is_ref & (ref[cand_row] >= 0)
+            mean, se = _paired_stats(values, n, np.maximum(ref[cand_row], 0))
+            with np.errstate(invalid="ignore"):  # 0 * inf standard errors: not beaten
+                alive &= ~(judged & (mean + self.race_z * se < 0))
+            rivals = np.zeros(plan.size, bool)
+            rivals[cand_row[alive & ~is_ref]] = True
+            alive &= rivals[cand_row]
+            if not alive.any():
+                break
+        self.last_stats.update(candidates=int(C), rollouts=int(n.sum()))
+        return values, n
 
-    def _rollouts(self, sims, seat: np.ndarray, first: np.ndarray, rng) -> np.ndarray:
+    def _rollouts(self, sims, seat: np.ndarray, first: np.ndarray) -> np.ndarray:
         """Play every row of ``sims`` forward to the end of its rollout.
+
+        Each seat with a choice moves by the rollout policy, drawing from the row's own game
+        stream (keyed like an environment's policy: stream key, seat, decision index); a seat
+        with one legal move plays it without a policy call, and a seat that can only WAIT while
+        the other seat's move is in flight jumps over those epochs at once
+        (``core.fast_forward``, the same game to the millisecond), never past the horizon.
 
         Args:
             sims: the core state of the M rollouts.
             seat: (M,) int64, the planner's seat in each rollout.
             first: (M,) int64, the first move of rollout m, played by ``seat[m]``.
-            rng: draws the default policy's moves.
 
         Returns:
             (M,) float64 values from ``seat``'s side (module docstring, step 3).
@@ -346,6 +528,7 @@ class PlannerBot:
         start = sims.clock.copy()
         end = start + self.horizon_ms
         rounds0 = sims.rounds.copy()
+        wait_ms = sims.config.wait_ms
         values = np.zeros(M)
         steps = 0
         active = np.ones(M, bool)
@@ -358,16 +541,37 @@ class PlannerBot:
                 free[np.arange(B), seat_now] = False
             r, s = np.nonzero(free)
             if r.size:
-                acts[r, s] = self._default_moves(sims, r, s, rng)
+                m = core.legal_action_mask(sims, r, s)
+                choice = m.sum(axis=1) >= 2
+                move = m.argmax(axis=1)  # the only legal move, where there is one
+                c = np.flatnonzero(choice)
+                if c.size:
+                    rc, sc = r[c], s[c]
+                    keys = streams.draw(sims.key[rc], streams.POLICY, sc,
+                                        sims.decisions[rc, sc].astype(np.int64))
+                    move[c] = self._seated_moves(self._default, sims, rc, sc, m[c], keys)
+                acts[r, s] = move
+                # a seat that can only WAIT while the other's move is in flight
+                w = np.flatnonzero(~choice & (move == rules.WAIT))
+                if w.size:
+                    rw, sw = r[w], s[w]
+                    w = w[~sims.free[rw, 1 - sw]]
+                    if w.size:
+                        rw = r[w]
+                        cap = (end[ids[rw]] - sims.clock[rw] - 1) // wait_ms  # stay < horizon
+                        core.fast_forward(sims, rw, s[w], np.maximum(cap, 0))
             began = int((sims.clock[active] - start[ids[active]]).max())
             self.last_stats["max_step_start_ms"] = max(self.last_stats["max_step_start_ms"], began)
             sims, _ = core.step(sims, acts, rows=None if active.all() else active)
             steps += int(active.sum())
-            done = active & ((sims.phase == rules.PHASE_OVER) | (sims.clock >= end[ids])
+            over = sims.phase == rules.PHASE_OVER
+            late = sims.clock >= end[ids]
+            done = active & (over | late
                              | ((sims.rounds > rounds0[ids]) & (sims.phase != rules.PHASE_SLAP)))
             if done.any():
                 d = np.flatnonzero(done)
-                values[ids[d]] = self._value(sims, d, seat_now[d])
+                values[ids[d]] = self._value(sims, d, seat_now[d], late[d] & ~over[d]
+                                             & (sims.rounds[d] == rounds0[ids[d]]))
                 self.last_stats["max_simulated_ms"] = max(
                     self.last_stats["max_simulated_ms"], int((sims.clock[d] - start[ids[d]]).max()))
                 active &= ~done
@@ -383,8 +587,12 @@ class PlannerBot:
         self.last_stats["rollout_steps"] += steps
         return values
 
-    def _value(self, sims, rows: np.ndarray, seat: np.ndarray) -> np.ndarray:
-        """(n,) the outcome of rows ``rows`` from ``seat``'s side (module docstring, step 3)."""
+    def _value(self, sims, rows: np.ndarray, seat: np.ndarray, horizon: np.ndarray) -> np.ndarray:
+        """(n,) the outcome of rows ``rows`` from ``seat``'s side (module docstring, step 3).
+
+        ``horizon``: (n,) bool, the rollouts stopped by the horizon alone; ``leaf_value``
+        values them, when given.
+        """
         held = sims.height[rows].sum(axis=2, dtype=np.int64) + sims.spit_n[rows]  # (n, P)
         if sims.config.scoring == "points":
             held = held + sims.scores[rows]
@@ -392,7 +600,15 @@ class PlannerBot:
         v = (held[j, 1 - seat] - held[j, seat]) / rules.N_CARDS
         w = sims.winner[rows]
         won = sims.terminated[rows] & (w >= 0)
-        return v + self.win_weight * np.where(won, np.where(w == seat, 1.0, -1.0), 0.0)
+        v = v + self.win_weight * np.where(won, np.where(w == seat, 1.0, -1.0), 0.0)
+        if self.leaf_value is not None and horizon.any():
+            h = np.flatnonzero(horizon)
+            leaf = np.asarray(self.leaf_value(core.observe(sims, rows[h], seat[h])), np.float64)
+            if leaf.shape != (h.size,) or not np.isfinite(leaf).all():
+                raise ValueError(f"leaf_value must return ({h.size},) finite float values, got "
+                                 f"shape {leaf.shape}")
+            v[h] = leaf
+        return v
 
 
 _RANK = rules.CARD_RANK.astype(np.int64)  # index card + 1
@@ -428,7 +644,3 @@ def _view_of_state(st, rows: np.ndarray, seats: np.ndarray) -> TableView:
         opp_busy=busy, opp_time_to_land=ttl.astype(np.float64),
         opp_move_in_flight=np.where(shown, fa, -1),
     )
-
-
-def _subview(view: TableView, j: np.ndarray) -> TableView:
-    return TableView(**{k: v[j] for k, v in vars(view).items()})

@@ -18,8 +18,16 @@ Rows of the table:
 * ``ratio``: core game-steps/s divided by the reference's, per B.
 * environment adapters (PettingZoo ParallelEnv, SB3 SpitVecEnv, ``gymnasium.make_vec("Spit-v0")``
   native against Gymnasium's sync vector env): see ``ADAPTER_BENCHMARKS``.
-* ``planner-fast`` / ``planner B=256 vs racer``: the planning bot's decisions per second in seat
-  0 of 256 games against racer (``bench_planner``), with the time per decision.
+* ``observation path B=n``: what building the observations adds to a game-step, in µs
+  (1 / core+obs - 1 / core, wall and CPU time).
+* ``planner 16x3s`` / ``planner-fast`` / ``planner B=256 vs racer``: the planning bot's planned
+  decisions per second in seat 0 of 256 games against racer (``bench_planner``), at the fixed
+  budget of 16 rollouts per move and a 3 s horizon and at each profile's budget
+  (``PLANNER_BUDGETS``), with the time per decision, the rollouts' core game-steps per CPU
+  second and both as ratios to the reference game of the same run.
+
+``--only core observed planner`` measures some groups of rows (``GROUPS``); the reference game
+is always measured, since every ratio is to it.
 
 Figures are the median over ``--repeats`` runs of wall-clock time (``time.perf_counter``); the CPU
 time of the process is reported next to it, because a shared machine inflates wall time. The
@@ -42,8 +50,8 @@ from experiments.cli import ArgumentParser
 from spit_env import core, rules
 from spit_env.config import SpitConfig
 
-__all__ = ["random_legal_actions", "bench_core", "bench_core_observed", "bench_reference", "run",
-           "main", "ADAPTER_BENCHMARKS"]
+__all__ = ["random_legal_actions", "bench_core", "bench_core_observed", "bench_reference",
+           "bench_planner", "run", "main", "ADAPTER_BENCHMARKS", "GROUPS", "PLANNER_BUDGETS"]
 
 def _select_tables(width: int = 12) -> tuple[np.ndarray, np.ndarray]:
     """Lookup tables of the set bits of every ``width``-bit word.
@@ -273,6 +281,7 @@ def _adapter_rows(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
+_adapter_rows.group = "adapters"
 ADAPTER_BENCHMARKS.append(_adapter_rows)
 
 
@@ -337,58 +346,86 @@ def _vector_rows(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
+_vector_rows.group = "vector"
 ADAPTER_BENCHMARKS.append(_vector_rows)
 
 
 def bench_planner(config: SpitConfig, batch: int, steps: int, profile: str = "planner",
-                  seed: int = 0) -> tuple[float, float, float]:
-    """``(wall, CPU, rollouts)``: the planner's decisions/s against racer, and its rollouts each.
+                  seed: int = 0, **kwargs) -> dict:
+    """The planner's decisions per second against racer, and its rollouts' game-steps per second.
 
-    ``profile`` plays seat 0 of ``batch`` games against racer (seat 1) for ``steps`` epochs; the
-    third figure is the mean number of its rollouts per planned decision.
+    ``profile`` (with ``kwargs`` overriding its budget) plays seat 0 of ``batch`` games against
+    racer (seat 1) for ``steps`` epochs. A *planned decision* is one with two or more legal
+    moves (with one, the planner plays it without rollouts). The timed loop is the tournament's
+    own (``agents.arena.Match``: the observations, masks, the public table, racer's moves, the
+    step and the refill of finished rows).
 
-    A *planned decision* is one with two or more legal moves (with one, the planner plays it
-    without rollouts). The timed loop is the tournament's own (``agents.arena.Match``: the
-    observations, masks, the public table, racer's moves, the step and the refill of finished
-    rows).
+    Returns:
+        dict: ``wall`` and ``cpu`` planned decisions/s; ``rollouts_per_decision``;
+        ``rollout_steps_per_decision`` (core row-steps simulated per planned decision) and
+        ``cpu_rollout_steps`` (those row-steps per CPU second of the whole loop).
     """
-    from agents.arena import Match
+    from agents.arena import Match, Player
 
     # more game ids than the rows can finish in the run, so the batch stays full
-    match = Match(profile, "racer", np.arange(1000 * batch), config=config, seed=seed,
+    player = Player(profile, profile, None, dict(kwargs))
+    match = Match(player, "racer", np.arange(1000 * batch), config=config, seed=seed,
                   batch_size=batch)
     planner = match.policies[0]
-    count = [0, 0]  # planned decisions, rollouts
+    count = [0, 0, 0]  # planned decisions, rollouts, rollout row-steps
 
     def loop(n: int) -> int:
         for _ in range(n):
             match.step()
             count[0] += planner.last_stats["decisions"]
             count[1] += planner.last_stats["rollouts"]
+            count[2] += planner.last_stats["rollout_steps"]
         return count[0]
 
     loop(2)  # warm up
-    count[:] = [0, 0]
+    count[:] = [0, 0, 0]
     wall, cpu, n = _timed(lambda: loop(steps))
-    return n / wall, n / cpu, count[1] / max(count[0], 1)
+    n = max(n, 1)
+    return {"wall": n / wall, "cpu": n / cpu, "rollouts_per_decision": count[1] / n,
+            "rollout_steps_per_decision": count[2] / n, "cpu_rollout_steps": count[2] / cpu}
+
+
+#: the planner rows: (name, profile, budget overrides); the fixed budget of 16 rollouts and a
+#: 3 s horizon is measured whatever the profiles' budgets are
+PLANNER_BUDGETS = (("planner 16x3s", "planner", dict(rollouts=16, horizon_ms=3000)),
+                   ("planner-fast", "planner-fast", {}), ("planner", "planner", {}))
 
 
 def _planner_rows(args: argparse.Namespace) -> list[dict]:
     config = SpitConfig()
     rows = []
-    for profile in ("planner-fast", "planner"):
+    for name, profile, kwargs in PLANNER_BUDGETS:
         steps = 4 if args.quick else 40
-        runs = [bench_planner(config, 256, steps, profile) for _ in range(args.repeats)]
-        wall = statistics.median(r[0] for r in runs)
-        rows.append({"name": f"{profile} B=256 vs racer", "steps_per_s": wall,
-                     "cpu_steps_per_s": statistics.median(r[1] for r in runs),
+        runs = [bench_planner(config, 256, steps, profile, **kwargs) for _ in range(args.repeats)]
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        budget = {**_planner_profile(profile), **kwargs}
+        rows.append({"name": f"{name} B=256 vs racer", "steps_per_s": med["wall"],
+                     "cpu_steps_per_s": med["cpu"],
                      "unit": "planned decisions/s (2+ legal moves; all rollouts included)",
-                     "ms_per_decision": 1000.0 / wall,
-                     "rollouts_per_decision": statistics.median(r[2] for r in runs)})
+                     "budget": budget, "ms_per_decision": 1000.0 / med["wall"],
+                     "rollouts_per_decision": med["rollouts_per_decision"],
+                     "rollout_steps_per_decision": med["rollout_steps_per_decision"],
+                     "cpu_rollout_steps_per_s": med["cpu_rollout_steps"]})
     return rows
 
 
+def _planner_profile(profile: str) -> dict:
+    from agents.planner import PROFILES
+
+    return dict(PROFILES[profile])
+
+
+_planner_rows.group = "planner"
 ADAPTER_BENCHMARKS.append(_planner_rows)
+
+#: the groups of rows ``--only`` selects (the reference game is always measured: every ratio
+#: is to it)
+GROUPS = ("core", "observed", "adapters", "vector", "planner")
 
 
 def _median_rate(fn: Callable[[], tuple[float, float]], repeats: int) -> tuple[float, float]:
@@ -415,32 +452,49 @@ def run(args: argparse.Namespace) -> dict:
         "core_observed": [],
         "adapters": [],
     }
-    progress = _progress(len(args.sizes) + len(args.observed_sizes) + 1 + len(ADAPTER_BENCHMARKS),
-                         args.quiet)
+    only = set(getattr(args, "only", None) or GROUPS)
+    sizes = list(args.sizes) if "core" in only else []
+    observed = list(args.observed_sizes) if "observed" in only else []
+    benches = [b for b in ADAPTER_BENCHMARKS if getattr(b, "group", "adapters") in only]
+    progress = _progress(len(sizes) + len(observed) + 1 + len(benches), args.quiet)
     ref_wall, ref_cpu = _median_rate(lambda: bench_reference(config, ref_steps), args.repeats)
     results["reference"] = {"game_steps_per_s": ref_wall, "cpu_game_steps_per_s": ref_cpu}
     progress()
-    for b in args.sizes:
+    for b in sizes:
         steps = core_steps.get(b, max(10, 400_000 // (b * (10 if args.quick else 1))))
         wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core(config, b, steps),
                                  args.repeats)
         state = core.init(config, b)
         results["core"].append({
             "batch_size": b, "game_steps_per_s": wall, "cpu_game_steps_per_s": cpu,
-            "ratio_to_reference": wall / ref_wall, "state_bytes_per_game": state.nbytes_per_game(),
+            "ratio_to_reference": wall / ref_wall, "cpu_ratio_to_reference": cpu / ref_cpu,
+            "state_bytes_per_game": state.nbytes_per_game(),
         })
         progress()
-    for b in args.observed_sizes:
+    for b in observed:
         steps = core_steps.get(b, max(10, 400_000 // (b * (10 if args.quick else 1))))
         wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core_observed(config, b, steps),
                                  args.repeats)
         results["core_observed"].append({
             "batch_size": b, "game_steps_per_s": wall, "cpu_game_steps_per_s": cpu,
-            "ratio_to_reference": wall / ref_wall,
+            "ratio_to_reference": wall / ref_wall, "cpu_ratio_to_reference": cpu / ref_cpu,
         })
         progress()
-    for bench in ADAPTER_BENCHMARKS:
-        results["adapters"].extend(bench(args))
+    # the observation path: what building both seats' observations adds to a game-step
+    results["observation_path"] = [
+        {"batch_size": o["batch_size"],
+         "us_per_game_step": 1e6 * (1 / o["game_steps_per_s"] - 1 / c["game_steps_per_s"]),
+         "cpu_us_per_game_step": 1e6 * (1 / o["cpu_game_steps_per_s"]
+                                        - 1 / c["cpu_game_steps_per_s"])}
+        for o in results["core_observed"] for c in results["core"]
+        if c["batch_size"] == o["batch_size"]]
+    for bench in benches:
+        for row in bench(args):
+            if "rollouts_per_decision" in row:  # the planner's rows, as ratios to the reference
+                row.update(ratio_to_reference=row["steps_per_s"] / ref_wall,
+                           cpu_ratio_to_reference=row["cpu_steps_per_s"] / ref_cpu,
+                           rollout_cpu_ratio_to_reference=row["cpu_rollout_steps_per_s"] / ref_cpu)
+            results["adapters"].append(row)
         progress()
     return results
 
@@ -472,12 +526,19 @@ def format_table(results: dict) -> str:
         lines.append(f"{'core+obs B=' + str(row['batch_size']):<22}"
                      f"{row['game_steps_per_s']:>16,.0f}"
                      f"{row['cpu_game_steps_per_s']:>16,.0f}{row['ratio_to_reference']:>14.2f}")
+    for row in results.get("observation_path", []):
+        lines.append(f"{'observation path B=' + str(row['batch_size']):<22}"
+                     f"{row['us_per_game_step']:>13.3f} us{row['cpu_us_per_game_step']:>13.3f} us"
+                     f"  per game-step (1/core+obs - 1/core)")
     for row in results["adapters"]:
         ratio = (f"  ({row['ratio_to_core']:.2f} x {row['ratio_to']})" if "ratio_to_core" in row
                  else "")
         if "ms_per_decision" in row:
             ratio = (f"  ({row['ms_per_decision']:.2f} ms per decision, "
-                     f"{row['rollouts_per_decision']:.0f} rollouts each)")
+                     f"{row['rollouts_per_decision']:.0f} rollouts each; CPU time "
+                     f"{row['cpu_steps_per_s']:,.0f}/s = {row['cpu_ratio_to_reference']:.4f} x "
+                     f"reference; rollouts {row['cpu_rollout_steps_per_s']:,.0f} game-steps/s "
+                     f"= {row['rollout_cpu_ratio_to_reference']:.2f} x reference)")
         lines.append(f"{row['name']:<30}{row['steps_per_s']:>16,.0f}  {row.get('unit', '')}"
                      f"{ratio}")
     return "\n".join(lines)
@@ -498,6 +559,9 @@ def main(argv: list[str] | None = None) -> dict:
                              "observations at every step (default: 4096; none: no such row)")
     parser.add_argument("--repeats", type=int, default=5,
                         help="timed runs per figure; the median is reported (default 5)")
+    parser.add_argument("--only", nargs="+", choices=GROUPS, metavar="GROUP",
+                        help="measure only these groups of rows: " + ", ".join(GROUPS)
+                             + " (default: all; the reference game is always measured)")
     parser.add_argument("--quick", action="store_true", help="10x fewer steps (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")

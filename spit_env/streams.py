@@ -21,6 +21,10 @@ purpose            a, b                    use
 ``POLICY``         seat, decision index    the key of a policy's draws at that decision
                                            (:class:`RowStreams`; the decision index is the
                                            seat's ``decisions`` count in the core state)
+``PLAN``           rollout k, part         a planner's draws for a row it plans, from the
+                                           row's own key (``agents.planner``): part 0 the
+                                           determinization of rollout k, 1 its game
+                                           stream, 2 the reference move
 =================  ======================  =============================================
 
 A policy's draws (:class:`RowStreams`): the environments hand every policy an rng whose draws
@@ -40,13 +44,28 @@ import numpy as np
 
 from .checks import check_int
 
-DEAL, REDEAL, LATENCY, TIE, SEAT, POLICY = 1, 2, 3, 4, 5, 6
+DEAL, REDEAL, LATENCY, TIE, SEAT, POLICY, PLAN = 1, 2, 3, 4, 5, 6, 7
 
 _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
 _M1 = _U64(0xBF58476D1CE4E5B9)
 _M2 = _U64(0x94D049BB133111EB)
 _MASK64 = (1 << 64) - 1
+_POLICY_SALT = _U64((POLICY * 0x9E3779B97F4A7C15) & _MASK64)  # as draw() salts POLICY
+_STEPS: dict = {}
+
+
+def _golden_steps(n: int) -> np.ndarray:
+    """(n,) uint64 ``arange(n) * golden`` (wrapping), cached read-only per n."""
+    steps = _STEPS.get(n)
+    if steps is None:
+        if len(_STEPS) > 64:
+            _STEPS.clear()
+        with np.errstate(over="ignore"):
+            steps = np.arange(n, dtype=_U64) * _GOLDEN
+        steps.flags.writeable = False
+        _STEPS[n] = steps
+    return steps
 
 
 def mix64(x: np.ndarray) -> np.ndarray:
@@ -58,6 +77,20 @@ def mix64(x: np.ndarray) -> np.ndarray:
         x = x ^ (x >> _U64(27))
         x = x * _M2
         x = x ^ (x >> _U64(31))
+    return x
+
+
+def _mix_in_place(x: np.ndarray) -> np.ndarray:
+    """:func:`mix64` of a uint64 array (at least 1-d), in place; returns ``x``.
+
+    For the per-row draws of :class:`RowStreams` (no temporary arrays beyond the shifts);
+    wrapping arithmetic on arrays never warns (only NumPy scalars do).
+    """
+    x ^= x >> _U64(30)
+    x *= _M1
+    x ^= x >> _U64(27)
+    x *= _M2
+    x ^= x >> _U64(31)
     return x
 
 
@@ -126,9 +159,14 @@ class RowStreams:
         self.keys = _u64(np.asarray(keys)).reshape(-1)
         self._calls = 0
         self._generator = None
+        self._salted = None  # mix64(keys ^ POLICY * golden), the first round of every draw
 
-    def _bits(self, size) -> np.ndarray | None:
-        """(size) uint64 per-row draws, or None if ``size`` does not lead with B."""
+    def _bits(self, size, rows=None) -> np.ndarray | None:
+        """(size) uint64 per-row draws, or None if ``size`` does not lead with B.
+
+        ``rows``: None, or a (B,) bool mask: only those rows' draws, (R, ...) (one call all the
+        same, so the later draws do not change).
+        """
         if size is None:
             return None
         shape = (int(size),) if np.ndim(size) == 0 else tuple(int(n) for n in size)
@@ -136,7 +174,17 @@ class RowStreams:
             return None
         self._calls += 1
         n = int(np.prod(shape[1:], dtype=np.int64))
-        return draw(self.keys[:, None], POLICY, self._calls, np.arange(n)).reshape(shape)
+        if rows is not None and not rows.any():
+            return np.zeros((0,) + shape[1:], _U64)
+        # draw(keys[:, None], POLICY, calls, arange(n)), its rounds computed once per row
+        if self._salted is None:
+            self._salted = mix64(self.keys ^ _POLICY_SALT)
+        salted = self._salted if rows is None else self._salted[rows]
+        shape = (salted.size,) + shape[1:]
+        with np.errstate(over="ignore"):
+            h = _mix_in_place(salted ^ _U64(self._calls))
+            x = h[:, None] + _golden_steps(n)
+            return _mix_in_place(x).reshape(shape)
 
     @property
     def shared(self) -> np.random.Generator:
@@ -150,7 +198,26 @@ class RowStreams:
         bits = self._bits(size)
         if bits is None:
             return self.shared.random(size, dtype)
-        return ((bits >> _U64(11)).astype(np.float64) * 2.0 ** -53).astype(dtype, copy=False)
+        bits >>= _U64(11)
+        out = bits.astype(np.float64)
+        out *= 2.0 ** -53
+        return out.astype(dtype, copy=False)
+
+    def random_where(self, rows, size, dtype=np.float64):
+        """``random(size)[rows]``, computed for the rows ``rows`` ((B,) bool) only.
+
+        The draw counts as one call, as ``random(size)`` does, so the draws after it are the
+        same either way; a bot that needs only some rows' values (its tie-breaks where a row
+        has two or more options) pays for those rows alone.
+        """
+        rows = np.asarray(rows, bool)
+        bits = self._bits(size, rows)
+        if bits is None:
+            return self.shared.random(size, dtype)[rows]
+        bits >>= _U64(11)
+        out = bits.astype(np.float64)
+        out *= 2.0 ** -53
+        return out.astype(dtype, copy=False)
 
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
         """Integers in [low, high) (``endpoint``: [low, high]), as ``Generator.integers``."""

@@ -290,3 +290,164 @@ def test_planner_plays_in_replays_and_against_a_human():
     game = RealtimeGame("planner-fast@club", seed=1, tick_ms=25)
     events = game.advance(4000.0)
     assert any(e["type"] == "play" and e["player"] == 1 for e in events), "the planner plays"
+
+
+# --- the search result (Plan) and the hooks ------------------------------------------------------
+def _lowest_legal(obs, masks, rng):
+    """A deterministic policy: the lowest legal action id."""
+    return masks.argmax(axis=1).astype(np.int64)
+
+
+def test_plan_holds_every_candidates_statistics():
+    from agents.planner import Plan
+
+    state = _mid_game(steps=30)
+    obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
+    table = core.public_table(state, np.arange(state.batch_size), 0)
+    planner = PlannerBot(rollouts=5, horizon_ms=1500, confidence=0.5)
+    plan = planner.plan(obs, masks, np.random.default_rng(3), table=table)
+    assert isinstance(plan, Plan)
+    b = state.batch_size
+    np.testing.assert_array_equal(plan.actions, planner(obs, masks, np.random.default_rng(3), table=table))
+    np.testing.assert_array_equal(plan.planned, masks.sum(axis=1) >= 2)
+    assert plan.planned.sum() > 0 and (~plan.planned).sum() > 0
+    for name, dtype, size in (("actions", np.int64, b), ("reference", np.int64, b), ("planned", bool, b),
+                              ("value", np.float64, b)):
+        assert getattr(plan, name).dtype == dtype and getattr(plan, name).shape == (size,), name
+    # the candidates are the legal moves of the planned rows, row by row in action order
+    rows, acts = np.nonzero(masks & plan.planned[:, None])
+    np.testing.assert_array_equal(plan.cand_row, rows)
+    np.testing.assert_array_equal(plan.cand_action, acts)
+    for name in ("mean_diff", "se", "n_rollouts"):
+        assert getattr(plan, name).shape == rows.shape, name
+    assert (plan.n_rollouts == 5).all()
+    # the reference: racer's own move on planned rows, the only move elsewhere; 0 against itself
+    racer = make_policy("racer")
+    is_ref = plan.cand_action == plan.reference[plan.cand_row]
+    assert is_ref.sum() == plan.planned.sum()
+    assert (plan.mean_diff[is_ref] == 0).all() and (plan.se[is_ref] == 0).all()
+    assert (plan.se[~is_ref] > 0).any() and np.isfinite(plan.se).all()
+    np.testing.assert_array_equal(plan.reference[~plan.planned], masks[~plan.planned].argmax(axis=1))
+    assert masks[np.arange(b), plan.reference].all()
+    # a move other than the reference is played only when its bound clears 0
+    dev = np.flatnonzero(plan.actions != plan.reference)
+    for r in dev:
+        c = np.flatnonzero((plan.cand_row == r) & (plan.cand_action == plan.actions[r]))[0]
+        assert plan.mean_diff[c] - 0.5 * plan.se[c] > 0
+    assert planner.last_stats["deviations"] == dev.size
+    assert np.isnan(plan.value[~plan.planned]).all() and np.isfinite(plan.value[plan.planned]).all()
+    # with a single rollout nothing can be told apart: standard errors are infinite
+    one = PlannerBot(rollouts=1, horizon_ms=800).plan(obs, masks, np.random.default_rng(3), table=table)
+    assert np.isinf(one.se[one.cand_action != one.reference[one.cand_row]]).all()
+    np.testing.assert_array_equal(one.actions, one.reference)
+    assert racer is not None
+
+
+def test_the_reference_hook_and_a_policy_of_observations_in_the_rollouts():
+    state = _mid_game(steps=30)
+    obs, masks = core.observe(state)[:, 1], core.legal_action_mask(state)[:, 1]
+    table = core.public_table(state, np.arange(state.batch_size), 1)
+    calls = []
+
+    def counting(observations, action_masks, rng):
+        calls.append((observations.shape, action_masks.sum(axis=1).min()))
+        return _lowest_legal(observations, action_masks, rng)
+
+    planner = PlannerBot(rollouts=3, horizon_ms=1200, rollout_policy=counting, reference=_lowest_legal)
+    plan = planner.plan(obs, masks, np.random.default_rng(0), table=table)
+    np.testing.assert_array_equal(plan.reference, masks.argmax(axis=1))
+    # the rollouts ask the policy once per simulated epoch, for the rows with a choice only,
+    # with their observations
+    assert 0 < len(calls) <= planner.last_stats["rollout_steps"]
+    assert all(shape[1] == rules.OBS_DIM and least >= 2 for shape, least in calls)
+    assert sum(shape[0] for shape, _ in calls) < planner.last_stats["rollout_steps"]
+    with pytest.raises(ValueError, match="reference"):
+        PlannerBot(reference="planner")
+    with pytest.raises(ValueError, match="reference"):
+        PlannerBot(reference="nobody")
+
+
+def test_the_leaf_value_ends_the_rollouts_at_the_horizon():
+    state = _mid_game(steps=30)
+    obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
+    table = core.public_table(state, np.arange(state.batch_size), 0)
+    seen = []
+
+    def leaf(observations):
+        seen.append(observations)
+        return np.full(len(observations), 0.375)
+
+    plan = PlannerBot(rollouts=3, horizon_ms=1, leaf_value=leaf).plan(
+        obs, masks, np.random.default_rng(0), table=table)
+    assert seen and all(o.dtype == np.float32 and o.shape[1] == rules.OBS_DIM for o in seen)
+    assert all(((o >= 0) & (o <= 1)).all() for o in seen)
+    # a 1 ms horizon: (almost) every rollout stops there after its first epoch
+    assert np.mean(plan.value[plan.planned] == 0.375) > 0.8
+    default = PlannerBot(rollouts=3, horizon_ms=1).plan(obs, masks, np.random.default_rng(0), table=table)
+    assert np.mean(default.value[default.planned] == 0.375) < 0.2
+    with pytest.raises(ValueError, match="leaf_value"):
+        PlannerBot(leaf_value=3.0)
+    bad = PlannerBot(rollouts=2, horizon_ms=1, leaf_value=lambda o: np.zeros(len(o) + 1))
+    with pytest.raises(ValueError, match="leaf_value"):
+        bad.plan(obs, masks, np.random.default_rng(0), table=table)
+
+
+def test_racing_drops_moves_that_cannot_beat_the_reference():
+    state = _mid_game(steps=30, batch=48)
+    obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
+    table = core.public_table(state, np.arange(state.batch_size), 0)
+    full = PlannerBot(rollouts=8, horizon_ms=1500)
+    raced = PlannerBot(rollouts=8, horizon_ms=1500, racing=4, race_z=0.0)
+    a = full.plan(obs, masks, np.random.default_rng(1), table=table)
+    b = raced.plan(obs, masks, np.random.default_rng(1), table=table)
+    assert (b.n_rollouts <= 8).all() and (b.n_rollouts >= 2).all() and (b.n_rollouts < 8).any()
+    assert raced.last_stats["rollouts"] == b.n_rollouts.sum() < full.last_stats["rollouts"]
+    is_ref = b.cand_action == b.reference[b.cand_row]
+    other = np.zeros(state.batch_size, int)
+    np.maximum.at(other, b.cand_row[~is_ref], b.n_rollouts[~is_ref])
+    np.testing.assert_array_equal(b.n_rollouts[is_ref], other[b.cand_row[is_ref]])  # as long as a rival
+    # the rollouts a candidate got are the same futures as without racing (common random numbers)
+    kept = b.n_rollouts == 8
+    np.testing.assert_allclose(b.mean_diff[kept], a.mean_diff[kept])
+    np.testing.assert_array_equal(a.reference, b.reference)
+    for kwargs in (dict(racing=0), dict(racing=2.5), dict(race_z=-1)):
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            PlannerBot(**kwargs)
+
+
+def test_a_trained_network_can_play_the_rollouts():
+    pytest.importorskip("sb3_contrib")
+    state = _mid_game(steps=30, batch=6)
+    obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
+    table = core.public_table(state, np.arange(state.batch_size), 0)
+    planner = PlannerBot(rollouts=2, horizon_ms=600, rollout_policy=agents.make("ppo"))
+    plan = planner.plan(obs, masks, np.random.default_rng(0), table=table)
+    assert masks[np.arange(state.batch_size), plan.actions].all()
+    assert planner.last_stats["rollout_steps"] > 0
+
+
+@pytest.mark.parametrize("config", [SpitConfig(), SpitConfig(stall_timeout_ms=1500, auto_flip=False,
+                                                             observe_opponent_move=False)])
+def test_jumping_over_forced_waits_changes_no_rollout(config, monkeypatch):
+    """The rollouts jump over a seat's forced WAITs (core.fast_forward); stepping through them
+    one by one plays the same futures: the same values, moves and rollout lengths."""
+    from spit_env import streams
+
+    state = _mid_game(config, batch=30, steps=30)
+    seat = np.arange(30) % 2
+    keys = streams.draw(state.key, streams.POLICY, seat, state.decisions[np.arange(30), seat])
+
+    def plan(planner):
+        rows = np.arange(30)
+        return planner.plan(core.observe(state, rows, seat), core.legal_action_mask(state, rows, seat),
+                            streams.RowStreams(keys), table=core.public_table(state, rows, seat))
+
+    planner = PlannerBot(rollouts=4, horizon_ms=3000)
+    jumped = plan(planner)
+    steps, longest = planner.last_stats["rollout_steps"], planner.last_stats["max_simulated_ms"]
+    monkeypatch.setattr(core, "fast_forward", lambda st, rows, seat, max_epochs=None: np.zeros(len(rows), np.int64))
+    stepped = plan(planner)
+    for name in ("actions", "mean_diff", "se", "value"):
+        np.testing.assert_array_equal(getattr(jumped, name), getattr(stepped, name), err_msg=name)
+    assert planner.last_stats["max_simulated_ms"] == longest
+    assert planner.last_stats["rollout_steps"] > steps  # the jumps saved core steps

@@ -273,3 +273,66 @@ def test_the_warm_start_records_a_game_whatever_the_other_rows():
 
     one, three = record(1), record(3)
     assert len(one) > 20 and one == three
+
+
+# --- the planner draws per game ------------------------------------------------------------------
+def _planner_table(batch: int = 10):
+    """Mid-game states of racer against racer and each row's policy stream, as a match keys it."""
+    from agents import make
+    from spit_env import core
+
+    state = core.init(SpitConfig(max_game_ms=30_000), batch, seed=4)
+    racer, rng = make("racer"), np.random.default_rng(4)
+    for k in range(24):
+        obs, masks = core.observe(state), core.legal_action_mask(state)
+        acts = np.stack([racer(obs[:, s], masks[:, s], rng) for s in range(2)], axis=1)
+        state, _ = core.step(state, acts, rows=np.arange(batch) >= (k * batch) // 24)
+    seat = np.arange(batch) % 2
+    keys = streams.draw(state.key, streams.POLICY, seat, state.decisions[np.arange(batch), seat])
+    return state, seat, keys
+
+
+@settings(max_examples=6, deadline=None)
+@given(data=st.data())
+def test_a_planners_decision_in_a_game_does_not_depend_on_the_other_rows(data):
+    """A planner handed per-row streams (the match library's and the environments' rng) plans
+    each game from that game's key alone: the same moves and the same rollout statistics for a
+    row whatever other rows share the batch, in whatever order, and whatever the batch size."""
+    from agents.planner import PlannerBot
+    from spit_env import core
+
+    state, seat, keys = _planner_table()
+    planner = PlannerBot(rollouts=3, horizon_ms=1500, confidence=0.0)
+
+    def plan(rows):
+        rows = np.asarray(rows)
+        obs = core.observe(state, rows, seat[rows])
+        masks = core.legal_action_mask(state, rows, seat[rows])
+        return planner.plan(obs, masks, streams.RowStreams(keys[rows]),
+                            table=core.public_table(state, rows, seat[rows]))
+
+    full = plan(np.arange(state.batch_size))
+    assert full.planned.sum() >= 4
+    rows = data.draw(st.lists(st.integers(0, state.batch_size - 1), min_size=1, max_size=6,
+                              unique=True))
+    part = plan(rows)
+    np.testing.assert_array_equal(part.actions, full.actions[rows])
+    np.testing.assert_array_equal(part.value, full.value[rows])
+    for j, row in enumerate(rows):  # every candidate's statistics, row by row
+        mine, theirs = part.cand_row == j, full.cand_row == row
+        np.testing.assert_array_equal(part.cand_action[mine], full.cand_action[theirs])
+        np.testing.assert_array_equal(part.mean_diff[mine], full.mean_diff[theirs])
+
+
+def test_a_planners_games_play_the_same_in_any_batch():
+    """End to end through the match library: game g against greedy is the same game (moves,
+    length, outcome) alone in a batch of one or among other games in a larger batch."""
+    from agents.arena import Player, run_games
+
+    planner = Player("planner-small", "planner", None, dict(rollouts=2, horizon_ms=800))
+    config = SpitConfig(max_game_ms=8_000)
+    together = run_games(planner, "greedy", np.arange(6), config=config, batch_size=4)
+    for g in (1, 4):
+        alone = run_games(planner, "greedy", [g], config=config, batch_size=1)
+        for field in ("winner", "steps", "decisions", "clock_ms"):
+            assert alone[field][0] == together[field][g], (g, field)
