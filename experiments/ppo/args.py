@@ -121,14 +121,17 @@ class Args:
     swapped)."""
     eval_freq: int = 500_000
     """Steps between evaluations during training, the first at step 0 (after the warm start,
-    before any update), the learning curve's points (0 = only the final evaluation)."""
+    before any update), the learning curve's points (0 = only the final evaluation). Each plays
+    all its opponents in one batch, before the first rollout past its step, on the model
+    trained so far."""
     eval_games_during: int = 100
     """Duplicate deals per bot of the evaluations during training (held-out deals, of
     --eval-during-seed)."""
     eval_levels: bool = True
     """With evaluations during training: also play the warm start's teacher (or, without a warm
     start, the strongest --eval-opponents bot) against the other --eval-opponents on the same
-    held-out deals once, so the learning curve shows the bots' levels as reference lines."""
+    held-out deals, in the batch of the first evaluation, so the learning curve shows the bots'
+    levels as reference lines."""
     eval_opponents: tuple[str, ...] = ("random", "greedy", "strongest")
     """Bots (names or profiles: {players}) the evaluation plays; "strongest" = the strongest
     heuristic bot ({strongest})."""
