@@ -116,8 +116,8 @@ class Match:
     (``spit_env.streams.RowStreams``), keyed by (game, seat, decision index, policy_seed): a
     game's moves depend on its game id and the seeds alone, not on the batch size, the other
     rows or the games before it; and the same game ids with the players swapped replay the same
-    deals with the same streams. A busy seat's mask allows only WAIT, so its policy submits
-    WAIT.
+    deals with the same streams. A seat whose only legal move is WAIT (a busy seat, D7) WAITs
+    without its policy being asked, as in the environments.
 
     Drive it with :meth:`run` (to the end), or step by step: :meth:`moves` for the seated
     policies' moves, :meth:`step` to play an epoch (the caller may change the moves first, or
@@ -293,8 +293,9 @@ class Match:
     def moves(self, seats: Sequence[int] = (0, 1)) -> np.ndarray:
         """(B, 2) int64: the seated policies' moves in the active rows for ``seats``.
 
-        WAIT (0) elsewhere: idle rows, and seats not asked for or without a player. A planning
-        policy also gets the public table of its seats (built only for it).
+        WAIT (0) elsewhere: idle rows, seats not asked for or without a player, and seats whose
+        only legal move is WAIT (their policy is not asked). A planning policy also gets the
+        public table of its seats (built only for it).
 
         Raises:
             ValueError: a policy's illegal or misshapen answer (``call_policy``).
@@ -308,8 +309,16 @@ class Match:
         if idx.size == 0:
             return actions
         seat = np.concatenate([np.full(r.size, s, np.int64) for r, s in parts])
-        obs = core.observe(state, idx, seat)
         masks = core.legal_action_mask(state, idx, seat)
+        # WAIT the only legal move (a busy seat, D7): it waits, no policy is asked (as in the
+        # environments); a policy's draws are keyed by the decision index, so skipping changes
+        # none of its later choices
+        choice = masks[:, 1:].any(axis=1)
+        if not choice.all():
+            idx, seat, masks = idx[choice], seat[choice], masks[choice]
+            if idx.size == 0:
+                return actions
+        obs = core.observe(state, idx, seat)
         keys = streams.draw(streams.draw(state.key[idx], streams.POLICY, seat,
                                          state.decisions[idx, seat].astype(np.int64)),
                             streams.POLICY, self._policy_seed, 0)
