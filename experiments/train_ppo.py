@@ -37,8 +37,9 @@ The run folder (``--out``) receives config.json, model.zip, eval.json (evaluatio
 final table with 95% Wilson intervals, and the speed figures; also written to ``--json`` if
 given), learning_curve.png, TensorBoard logs (tb/) and checkpoints (checkpoints/). Evaluation
 plays fixed duplicate deals (each deal twice, seats swapped) against each ``--eval-opponents``
-bot with the match library (``agents.arena``), at the latency of ``--eval-latency`` for both seats.
-The evaluations during training play other deals (``--eval-during-seed``); with ``--keep-best``
+bot with the match library (``agents.arena``), at the latency of ``--eval-latency`` for both seats,
+all the bots' games in one batch. The evaluations during training play other deals
+(``--eval-during-seed``), the first one with the bots' levels in its batch; with ``--keep-best``
 the model that scores best on them is kept instead of the last one. Progress shows as SB3's bar on
 a terminal and as plain lines otherwise (``experiments.ppo.progress``).
 
