@@ -3,6 +3,7 @@ observation table, randomness as an input, the time model on hand-made deals, an
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import numpy as np
@@ -150,11 +151,14 @@ def test_observation_fields_decode_to_the_snapshot(observe_opponent_move):
     assert seen_busy_opp > 0
 
 
+@pytest.mark.parametrize("cached", [False, True])
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_every_observation_is_bit_for_bit_the_decoded_snapshot(name):
+def test_every_observation_is_bit_for_bit_the_decoded_snapshot(name, cached, monkeypatch):
     """Every row, both seats and one seat per row: the observation's bits are those of the float32
     of the exact values decoded from the snapshot (the builder's lookup tables and scatters must
-    not change a bit)."""
+    not change a bit), whether the whole batch is built from scratch or served by the cache."""
+    monkeypatch.setattr(importlib.import_module("spit_env.core.observe"), "CACHED_BATCH",
+                        1 if cached else 10**9)
     config = CONFIGS[name]
     rng = np.random.default_rng(8)
     b = 12

@@ -27,8 +27,9 @@ class CoreState:
     Cards are ids 0-51 (D2), -1 marks "no card"; entries beyond a pile's count are always -1. Times
     are integer ms. Read the arrays freely but change them only through the core's functions:
     ``top``, ``pidx``, ``centre_top`` and ``lat_key`` are caches that the core keeps in step with
-    the rest, and the legal-move bits are cached between ``legal_action_mask`` and ``step``
-    (:func:`check_caches` checks them all).
+    the rest, the legal-move bits are cached between ``legal_action_mask`` and ``step``, and
+    ``observe`` keeps the last observation of the batch to update (:func:`check_caches` checks
+    them all).
 
     Attributes:
         config: the SpitConfig of every game of the batch; its ``latency`` is the default of
@@ -107,6 +108,7 @@ class CoreState:
         self._lat_table = stacked_table(self.latency_models)  # their quantile tables, stacked
         self._bits = None  # cache of the legal-move bits, dropped by every change
         self._tbits = None  # cache of the table bits (mask.table_bits), left valid by step
+        self._obs = None  # the last observation of the batch (obs_build.ObsCache), see observe
 
     @property
     def batch_size(self) -> int:
@@ -200,7 +202,8 @@ def check_caches(state: CoreState) -> None:
 
     Each stock place's bits-table index (``pidx``), the latency-stream hash (``lat_key``) of the
     key, the seats' latency model indices and their stacked quantile tables, and the cached
-    legal-move bits (when set) against the bits computed afresh. ``spit_env.testing``'s
+    legal-move bits (when set) against the bits computed afresh, and the cached observation (when
+    set), brought up to date, against one built from scratch. ``spit_env.testing``'s
     ``check_invariants`` runs it; it also covers the states of ``copy_rows``, ``replace_hidden``,
     ``reseed_rows`` and ``public_table``.
 
@@ -228,6 +231,9 @@ def check_caches(state: CoreState) -> None:
         again = mask.mask_bits(st)
         if (cached != again).any():
             _fail(_first(cached != again), "cached legal-move bits disagree with the state")
+    from .observe import check_observation_cache  # observe builds on this module
+
+    check_observation_cache(st)
 
 
 def _fail(row, msg: str):
