@@ -193,3 +193,32 @@ def test_large_batches_use_the_cache_and_small_ones_do_not():
             np.testing.assert_array_equal(core.observe(state), core.observe(state, np.arange(batch)))
             state, _ = core.step(state, uniform_legal_actions(core.legal_action_mask(state), rng))
         assert (state._obs is not None) == cached
+
+
+# --- no peeking -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize("cached", [False, True])
+def test_observations_do_not_depend_on_hidden_cards(name, cached, monkeypatch):
+    """Another arrangement of every row's hidden cards (face-down stock cards and both players'
+    spit cards, shuffled across both players' slots) leaves every observation unchanged, bit for
+    bit, the whole batch and one seat per row alike, while the hidden cards (and so the rank of
+    the next spit card or of a face-down top) did change: no field may read a hidden card, only
+    what the seat sees."""
+    monkeypatch.setattr(OBSERVE, "CACHED_BATCH", 1 if cached else 10**9)
+    rng = np.random.default_rng(11)
+    changed = 0
+    for k, (state, _) in enumerate(_runs(CONFIGS[name], batch=16, steps=120, seed=4)):
+        if k % 10 != 9:
+            continue
+        b = state.batch_size
+        seats = rng.integers(0, 2, b)
+        before, one = core.observe(state), core.observe(state, np.arange(b), seats)
+        hidden = core.hidden_cards(state)
+        core.replace_hidden(state, np.arange(b), rng=rng)
+        ranks = np.where(hidden >= 0, hidden % rules.N_RANKS, -1)
+        now = core.hidden_cards(state)
+        changed += int((np.where(now >= 0, now % rules.N_RANKS, -1) != ranks).any(axis=1).sum())
+        np.testing.assert_array_equal(core.observe(state).view(np.uint32), before.view(np.uint32))
+        np.testing.assert_array_equal(core.observe(state, np.arange(b), seats).view(np.uint32),
+                                      one.view(np.uint32))
+    assert changed > 50  # the arrangements moved hidden ranks between slots in most rows

@@ -59,11 +59,17 @@ def _layout_blocks() -> tuple[int, int, int]:
             "opp_ layout != self_"
         )
     assert opps[0].start == start + width, "the opp_ block must follow the self_ block"
-    assert [f.name for f in rules.OBSERVATION[:5]] == [
-        "phase", "one_pile_round", "clock", "round", "stall_timer"] and start == 7, (
+    assert [f.name for f in rules.OBSERVATION if f.stop <= start] == list(_ROW_FIELDS), (
         "the row fields must come first"
     )
+    assert [f.name for f in rules.OBSERVATION if f.start >= start + 2 * width] == list(
+        _CENTRE_FIELDS), "the centre fields must come last"
     return start, opps[0].start, width
+
+
+#: the fields of a vector before its player blocks (the same for both seats of a row), and after
+_ROW_FIELDS = ("phase", "one_pile_round", "clock", "round", "stall_timer", "unseen_rank")
+_CENTRE_FIELDS = ("centre_top_rank", "centre_size", "centre_rank_count")
 
 
 #: A player block is the run of ``self_*`` (or ``opp_*``) fields: W floats starting at _SELF0
@@ -71,7 +77,7 @@ def _layout_blocks() -> tuple[int, int, int]:
 _SELF0, _OPP0, _W = _layout_blocks()
 _EGO = np.array([[0, 1], [1, 0]], np.intp)  # [seat, egocentric pile c] -> absolute pile
 _SELF_OPP = np.array([0, 1], np.intp)  # flat player index ^ this: the seat, then its opponent
-#: by phase: the row fields (phase one-hot, then zeros for one_pile_round ... stall_timer)
+#: by phase: the row fields (phase one-hot, then zeros for one_pile_round ... unseen_rank)
 _ONE_HOT_ROW = np.eye(3, _SELF0, dtype=np.float32)
 
 
@@ -102,11 +108,13 @@ _PILE_ON = (RANK > 0).astype(np.float32)
 _O_ONE_PILE, _O_CLOCK = rules.OBS["one_pile_round"].start, rules.OBS["clock"].start
 _O_ROUND, _O_STALL = rules.OBS["round"].start, rules.OBS["stall_timer"].start
 _O_CTR, _O_CSIZE = rules.OBS["centre_top_rank"].slice, rules.OBS["centre_size"].slice
+_O_UNSEEN, _O_CRC = rules.OBS["unseen_rank"].slice, rules.OBS["centre_rank_count"].slice
 _O_OPP_MOVE = rules.OBS["opp_move_in_flight"].slice
 _B_FD = slice(_rel("stock_top_face_down"), _rel("stock_top_face_down") + S)
 _B_HEIGHT = slice(_rel("stock_height"), _rel("stock_height") + S)
 _B_SPIT, _B_HELD, _B_SCORE = _rel("spit_count"), _rel("cards_held"), _rel("score")
 _B_BUSY, _B_TTL, _B_MOVE = _rel("busy"), _rel("time_to_land"), _rel("move_in_flight")
+_B_IDLE = _rel("idle")
 #: by ``pidx // PILE_PAIRS``: the offset within a player block of the place's rank column to write
 _PLACE_AT = (_rel("stock_top_rank") + rules.N_RANKS * (_PLACE_CODES // N_CODES)
              + np.maximum(_PLACE_RANK - 1, 0)).astype(np.intp)
@@ -120,6 +128,28 @@ _C_SPIT, _C_HELD, _C_SCORE, _C_BUSY, _C_TTL = (
     b - _B_SCAL.start for b in (_B_SPIT, _B_HELD, _B_SCORE, _B_BUSY, _B_TTL))
 #: (2,) the offset of each egocentric centre pile's 13 rank columns in the whole vector
 _O_CTR_AT = _O_CTR.start + rules.N_RANKS * np.arange(2)
+_R1 = rules.N_RANKS + 1  # ranks 1-13 and "none" (0)
+_F_COPIES = np.float32(rules.RANK_COPIES)
+
+
+def _unseen(pcode: np.ndarray, centre_ranks: np.ndarray) -> np.ndarray:
+    """(n, 13) float32: the unseen_rank field of n rows (what the hidden cards' ranks are).
+
+    ``pcode``: (n, P, S) ``pidx // PILE_PAIRS`` of their stock places (the face-up top ranks);
+    ``centre_ranks``: (n, P, 13) the ranks in their centre piles. Every card not seen (face up
+    on a stock or in a centre pile) is hidden, so the counts come from what is seen alone.
+    """
+    n = pcode.shape[0]
+    at = (np.arange(n)[:, None] * _R1 + _PLACE_RANK.take(pcode.reshape(n, P * S))).reshape(-1)
+    seen = np.bincount(at, minlength=n * _R1).reshape(n, _R1)[:, 1:]
+    seen += centre_ranks[:, 0]
+    seen += centre_ranks[:, 1]
+    return (rules.RANK_COPIES - seen).astype(np.float32) / _F_COPIES
+
+
+def _idle(moved: np.ndarray, clock: np.ndarray) -> np.ndarray:
+    """The idle field of players whose ``moved`` (ms) is given, at their rows' ``clock`` (ms)."""
+    return np.minimum((clock - moved) / rules.IDLE_SCALE_MS, 1.0)
 
 
 def _take(arr: np.ndarray, index: np.ndarray | None) -> np.ndarray:
@@ -148,7 +178,7 @@ def build_observation(st: CoreState, idx: np.ndarray | None,
     for both seats, player p's block to seat p's ``self_`` place and seat 1 - p's ``opp_``
     place; for one seat per row, the seat's block to ``self_`` and its opponent's to ``opp_``.
     One-hot fields are one scatter of their set entries, small integer fields table lookups.
-    Row fields (phase, clock, round, stall timer) are computed once per row.
+    Row fields (phase ... unseen_rank) are computed once per row.
     """
     cfg = st.config
     both = sp is None
@@ -168,29 +198,33 @@ def build_observation(st: CoreState, idx: np.ndarray | None,
         starts = (arange(n)[:, None, None] * D + (_SELF0 + _W * _SELF_OPP)[:, None],)
     flat = obs.reshape(-1)
     clock = _take(st.clock, idx)
-    _player_blocks(st, FP, clock, places, flat, starts)
+    pcode = _player_blocks(st, FP, clock, places, flat, starts)
 
-    # the row fields (phase ... stall_timer), computed once per row: (n, 7) float32
+    # the row fields (phase ... unseen_rank), computed once per row: (n, _SELF0) float32
     row = _ONE_HOT_ROW.take(_take(st.phase, idx), axis=0)
     cn = st.centre_n if idx is None else st.centre_n.take(idx, axis=0)  # (n, 2), absolute piles
+    cr = st.centre_ranks if idx is None else st.centre_ranks.take(idx, axis=0)  # (n, 2, 13)
     row[:, _O_ONE_PILE] = (cn[:, 0] == 0) | (cn[:, 1] == 0)  # D4
     row[:, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
     row[:, _O_ROUND] = _take(st.rounds, idx) / cfg.max_rounds
     row[:, _O_STALL] = stall_timer(cfg, clock, _take(st.last_move, idx))  # D17
+    row[:, _O_UNSEEN] = _unseen(pcode, cr)  # pcode holds both players of each row
     # the egocentric centre piles (own, opponent's) of each output vector
     if both:
         obs[:, :, :_SELF0] = row[:, None, :]
         ct = st.centre_top if idx is None else st.centre_top.take(idx, axis=0)
-        cte, cne = ct[:, _EGO], cn[:, _EGO]  # (n, seat, egocentric pile)
+        cte, cne, cre = ct[:, _EGO], cn[:, _EGO], cr[:, _EGO]  # (n, seat, egocentric pile)
         at = arange(n * P).reshape(n, P, 1) * D  # flat start of each output vector
     else:
         obs[:, :_SELF0] = row
         # a seat's own pile has the seat's index: FP (the seat, its opponent) indexes them
         cte, cne = st.centre_top.reshape(-1).take(FP), st.centre_n.reshape(-1).take(FP)
+        cre = st.centre_ranks.reshape(-1, rules.N_RANKS).take(FP, axis=0)
         at = arange(n)[:, None] * D
     cte = cte.astype(np.intp) + 1
     flat[(at + _O_CTR_AT + _PILE_COL.take(cte)).reshape(-1)] = _PILE_ON.take(cte.reshape(-1))
     obs[..., _O_CSIZE] = _CARDS_F.take(cne)
+    obs[..., _O_CRC] = cre.reshape(cre.shape[:-2] + (2 * rules.N_RANKS,)) / _F_COPIES
     if not cfg.observe_opponent_move:
         obs[..., _O_OPP_MOVE] = 0.0
     return obs
@@ -217,13 +251,13 @@ def _block_starts(n: int) -> np.ndarray:
 
 
 def _player_blocks(st: CoreState, FP, clock: np.ndarray, places, flat: np.ndarray,
-                   starts) -> None:
+                   starts) -> np.ndarray:
     """Write the player blocks of players ``FP`` to each of their ``places`` (zeros on entry).
 
     ``FP``: (n, 2) flat player indices, or None for players 0 and 1 of every row; ``clock``: the
     (n,) clocks of those rows; ``places``: (n, 2, W) views of the output, one per place a block
     shows in, each being ``flat`` (a flat view of the output) with block (j, k) starting at the
-    matching ``starts[i][j, k, 0]``.
+    matching ``starts[i][j, k, 0]``. Returns their places' (n, 2, S) ``pidx // PILE_PAIRS``.
     """
     cfg = st.config
     pcode = _take(st.pidx, FP) // np.int32(PILE_PAIRS)  # (n, 2, S): s * N_CODES + code
@@ -250,36 +284,44 @@ def _player_blocks(st: CoreState, FP, clock: np.ndarray, places, flat: np.ndarra
     scal[:, :, _C_TTL] = np.where(busy, np.minimum(to_land, 1.0), 0.0)
     move_at = (_B_MOVE + np.maximum(fa, 0)).reshape(-1)
     moving = busy.reshape(-1).astype(np.float32)
+    idle = _idle(_take(st.moved, FP), clock[:, None])
     for blk, start in zip(places, starts, strict=True):
         flat[(start + rank_at).reshape(-1)] = rank_on
         flat[start.reshape(-1) + move_at] = moving
         blk[:, :, _B_SCAL] = scal
+        blk[:, :, _B_IDLE] = idle
+    return pcode
 
 
 # --- the cached observation ---------------------------------------------------------------------
 # Most of a vector is one-hot (stock_top_rank, stock_top_face_down, centre_top_rank: 166 of its
-# entries) and changes only where a card moves, in about a quarter of the games per step. A
+# 282 entries) and changes only where a card moves, in about a quarter of the games per step. A
 # cache keeps those entries as uint8 0 / 1 and updates the few that changed; the output is the
 # cache cast to float32 (0 / 1 cast exactly) with every other entry written over it from the state
-# at each call. Those other entries lie in four runs per vector: the head (row fields), the
-# centre_size pair, and in each player block the run stock_height ... move_in_flight.
-#: a vector's head: the row fields phase ... stall_timer
+# at each call. Those other entries lie in four runs per vector: the head (row fields), the tail
+# (centre_size, centre_rank_count), and in each player block the run stock_height ... idle.
+#: a vector's head: the row fields phase ... unseen_rank
 _O_HEAD = slice(0, _SELF0)
+#: a vector's tail written from the state: centre_size, then centre_rank_count
+_O_TAIL = slice(_O_CSIZE.start, rules.OBS_DIM)
+assert _O_CRC.start == _O_CSIZE.stop and _O_CRC.stop == rules.OBS_DIM, "the vector's tail"
 #: a block's run written from the state: stock_height, spit_count, cards_held, score, busy,
-#: time_to_land, move_in_flight
-_B_RUN = slice(_B_HEIGHT.start, _B_MOVE + rules.N_ACTIONS)
+#: time_to_land, move_in_flight, idle
+_B_RUN = slice(_B_HEIGHT.start, _B_IDLE + 1)
 assert [_B_SPIT, _B_HELD, _B_SCORE, _B_BUSY, _B_TTL, _B_MOVE] == list(
-    range(_B_HEIGHT.stop, _B_HEIGHT.stop + 6)), "stock_height ... time_to_land, move_in_flight"
-_R_SPIT, _R_HELD, _R_SCORE, _R_BUSY, _R_TTL, _R_MOVE = (
-    b - _B_RUN.start for b in (_B_SPIT, _B_HELD, _B_SCORE, _B_BUSY, _B_TTL, _B_MOVE))
+    range(_B_HEIGHT.stop, _B_HEIGHT.stop + 6)) and _B_IDLE == _B_MOVE + rules.N_ACTIONS, (
+    "stock_height ... time_to_land, move_in_flight, idle")
+_R_SPIT, _R_HELD, _R_SCORE, _R_BUSY, _R_TTL, _R_MOVE, _R_IDLE = (
+    b - _B_RUN.start for b in (_B_SPIT, _B_HELD, _B_SCORE, _B_BUSY, _B_TTL, _B_MOVE, _B_IDLE))
 _SELF_RUN = slice(_SELF0 + _B_RUN.start, _SELF0 + _B_RUN.stop)
 _OPP_RUN = slice(_OPP0 + _B_RUN.start, _OPP0 + _B_RUN.stop)
-_OPP_RUN_SHOWN = slice(_OPP0 + _B_RUN.start, _OPP0 + _B_MOVE)  # without the hidden one-hot
+_OPP_RUN_TO_MOVE = slice(_OPP0 + _B_RUN.start, _OPP0 + _B_MOVE)  # a hidden one-hot: the rest
+_OPP_IDLE = _OPP0 + _B_IDLE
 #: by the action id + 1 of the move in flight (0: none): a run with busy and the
 #: move_in_flight one-hot set, the rest 0
 _MOVE_RUN = np.zeros((rules.N_ACTIONS + 1, _B_RUN.stop - _B_RUN.start), np.float32)
 _MOVE_RUN[1:, _R_BUSY] = 1.0
-_MOVE_RUN[1:, _R_MOVE:] = np.eye(rules.N_ACTIONS, dtype=np.float32)
+_MOVE_RUN[1:, _R_MOVE:_R_IDLE] = np.eye(rules.N_ACTIONS, dtype=np.float32)
 #: the one-hot entries the cache keeps (the rest of its vector is 0)
 _CACHED = tuple(rules.OBS[place + f].slice for place in ("self_", "opp_")
                 for f in ("stock_top_rank", "stock_top_face_down")) + (_O_CTR,)
@@ -287,7 +329,7 @@ _CACHED = tuple(rules.OBS[place + f].slice for place in ("self_", "opp_")
 _F_H, _F_N = np.float32(H), np.float32(N)
 assert np.array_equal(np.arange(H + 1, dtype=np.int8) / _F_H, _HEIGHT_F) and np.array_equal(
     np.arange(N + 1, dtype=np.int8) / _F_N, _CARDS_F), "float32 quotients"
-#: rows per chunk of the output (512 x 2 x 241 float32 = 1 MB): the writes after the cast find
+#: rows per chunk of the output (512 x 2 x 282 float32 = 1.2 MB): the writes after the cast find
 #: the chunk in the CPU's cache
 _CHUNK = 512
 #: offsets of player (or pile) f's entries in the vectors of seat f and seat f ^ 1: its block
@@ -341,9 +383,9 @@ def update_observation(st: CoreState, cache: ObsCache, out: np.ndarray) -> np.nd
 
     The cache is first updated where a stock place's card or face or a centre pile's top
     changed. ``out`` is then, chunk by chunk of rows, the cache cast to float32 with the other
-    entries written over it from the state: each vector's head (phase ... stall_timer, D4,
-    D17), its centre_size pair and the runs stock_height ... move_in_flight of its two player
-    blocks. The values are exactly those of :func:`build_observation`.
+    entries written over it from the state: each vector's head (phase ... unseen_rank, D4,
+    D17), its tail (centre_size, centre_rank_count) and the runs stock_height ... idle of its two
+    player blocks. The values are exactly those of :func:`build_observation`.
     """
     cfg = st.config
     B = st.batch_size
@@ -353,36 +395,50 @@ def update_observation(st: CoreState, cache: ObsCache, out: np.ndarray) -> np.nd
     _changed_centre(st, cache, flat, pairs)
     head = _head(st, cfg)
     run = _run(st, cfg)
-    opp_run, opp_at = run[:, ::-1], _OPP_RUN
-    if not cfg.observe_opponent_move:  # the opponent's one-hot stays the cache's 0
-        opp_run, opp_at = opp_run[:, :, :_R_MOVE], _OPP_RUN_SHOWN
-    size = np.empty((B, P, 2), np.float32)  # (B, seat, egocentric pile)
-    np.divide(st.centre_n, _F_N, out=size[:, :, 0])
-    size[:, :, 1] = size[:, ::-1, 0]
+    tail = _tail(st)
+    opp_run = run[:, ::-1]
+    hide = not cfg.observe_opponent_move  # the opponent's one-hot stays the cache's 0
     for a in range(0, B, _CHUNK):
         z = slice(a, a + _CHUNK)
         o = out[z]
         np.copyto(o, cache.flags[z])
         o[:, :, _O_HEAD] = head[z]
         o[:, :, _SELF_RUN] = run[z]
-        o[:, :, opp_at] = opp_run[z]
-        o[:, :, _O_CSIZE] = size[z]
+        if hide:
+            o[:, :, _OPP_RUN_TO_MOVE] = opp_run[z, :, :_R_MOVE]
+            o[:, :, _OPP_IDLE] = opp_run[z, :, _R_IDLE]
+        else:
+            o[:, :, _OPP_RUN] = opp_run[z]
+        o[:, :, _O_TAIL] = tail[z]
     return out
 
 
 def _head(st: CoreState, cfg: SpitConfig) -> np.ndarray:
-    """(B, 1, 7) float32: the row fields phase ... stall_timer of every game (D4, D17)."""
+    """(B, 1, 20) float32: the row fields phase ... unseen_rank of every game (D4, D17)."""
     cn, clock = st.centre_n, st.clock
     head = _ONE_HOT_ROW.take(st.phase, axis=0)[:, None, :]
     head[:, 0, _O_ONE_PILE] = (cn[:, 0] == 0) | (cn[:, 1] == 0)  # D4
     head[:, 0, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
     head[:, 0, _O_ROUND] = st.rounds / cfg.max_rounds
     head[:, 0, _O_STALL] = stall_timer(cfg, clock, st.last_move)  # D17
+    head[:, 0, _O_UNSEEN] = _unseen(st.pidx // np.int32(PILE_PAIRS), st.centre_ranks)
     return head
 
 
+def _tail(st: CoreState) -> np.ndarray:
+    """(B, P, 28) float32: each vector's centre_size and centre_rank_count (own pile first)."""
+    cn, cr = st.centre_n, st.centre_ranks
+    tail = np.empty(cn.shape + (_O_TAIL.stop - _O_TAIL.start,), np.float32)
+    np.divide(cn, _F_N, out=tail[:, :, 0])
+    tail[:, :, 1] = tail[:, ::-1, 0]
+    own = tail[:, :, 2:2 + rules.N_RANKS]
+    np.divide(cr, _F_COPIES, out=own)
+    tail[:, :, 2 + rules.N_RANKS:] = own[:, ::-1]
+    return tail
+
+
 def _run(st: CoreState, cfg: SpitConfig) -> np.ndarray:
-    """(B, P, 33) float32: player p's run stock_height ... move_in_flight (D7)."""
+    """(B, P, 34) float32: player p's run stock_height ... move_in_flight, idle (D7)."""
     fa, h, spn = st.fl_action, st.height, st.spit_n
     run = _MOVE_RUN.take(fa.astype(np.intp) + 1, axis=0)
     np.divide(h, _F_H, out=run[:, :, :S])
@@ -393,6 +449,7 @@ def _run(st: CoreState, cfg: SpitConfig) -> np.ndarray:
         run[:, :, _R_SCORE] = np.minimum(st.scores / cfg.target_points, 1.0)
     to_land = np.minimum((st.fl_land - st.clock[:, None]) / rules.TIME_SCALE_MS, 1.0)
     run[:, :, _R_TTL] = np.where(fa >= 0, to_land, 0.0)
+    run[:, :, _R_IDLE] = _idle(st.moved, st.clock[:, None])
     return run
 
 

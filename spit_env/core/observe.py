@@ -102,6 +102,7 @@ def snapshot(state: CoreState, row: int) -> dict:
     return {
         "clock_ms": int(st.clock[i]),
         "last_move_ms": int(st.last_move[i]),
+        "moved_ms": st.moved[i].tolist(),
         "round": int(st.rounds[i]),
         "phase": rules.PHASE_NAMES[int(st.phase[i])],
         "stocks": stocks,
