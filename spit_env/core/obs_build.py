@@ -341,6 +341,10 @@ _AT_CTR = _O_CTR_AT.astype(np.intp)
 _PLACE_SET_AT = np.stack([_PLACE_AT, _B_FD.start + _PLACE_CODES // N_CODES], axis=1)
 _PLACE_SET = np.stack([_PLACE_ON, _PLACE_FD], axis=1).astype(np.uint8)
 _PILE_ON8 = _PILE_ON.astype(np.uint8)
+_PLUS, _MINUS = np.int16(1), np.int16(-1)  # ObsCache.seen's dtype
+#: a tail's length, and where its own and its opponent's pile's rank counts start
+_T = _O_TAIL.stop - _O_TAIL.start
+_T_OWN, _T_OPP = _O_CRC.start - _O_TAIL.start, _O_CRC.start - _O_TAIL.start + rules.N_RANKS
 _PAIRS: dict = {}
 
 
@@ -360,15 +364,19 @@ def _pairs(n: int) -> np.ndarray:
 
 
 class ObsCache:
-    """The one-hot entries of the stock and centre piles of every game, kept as uint8.
+    """What the cached observation keeps of every game, each part updated where it changed.
 
     ``flags`` (B, P, D) uint8: stock_top_rank, stock_top_face_down and centre_top_rank of both
     seats' vectors, 0 elsewhere, for stock places and centre pile tops equal to the copies kept
-    here (``pidx`` (B, P, S) int32, ``centre_top`` (B, P) int8). They depend on nothing else (no
-    config); :func:`update_observation` brings them up to date with what changed.
+    here (``pidx`` (B, P, S) int32, ``centre_top`` (B, P) int8). ``seen`` (B, 13) int16: the
+    cards of each rank face up on a stock or in a centre pile (what unseen_rank is made of), and
+    ``tail`` (B, P, 28) float32: each vector's centre_size and centre_rank_count, both for centre
+    piles whose sizes and rank counts are the copies kept here (``centre_n`` (B, P) int8,
+    ``centre_ranks`` (B, P, 13) int8). None of it depends on the config;
+    :func:`update_observation` brings it up to date.
     """
 
-    __slots__ = ("flags", "pidx", "centre_top")
+    __slots__ = ("flags", "pidx", "centre_top", "centre_ranks", "centre_n", "seen", "tail")
 
     def __init__(self, st: CoreState, obs: np.ndarray):
         """From ``obs``, ``build_observation(st, None, None)``."""
@@ -376,16 +384,22 @@ class ObsCache:
         for sl in _CACHED:
             self.flags[:, :, sl] = obs[:, :, sl]
         self.pidx, self.centre_top = st.pidx.copy(), st.centre_top.copy()
+        self.centre_ranks, self.centre_n = st.centre_ranks.copy(), st.centre_n.copy()
+        # the seen cards of each rank: 4 - unseen (the float32 quarters are exact)
+        unseen = obs[:, 0, _O_UNSEEN] * _F_COPIES
+        self.seen = (rules.RANK_COPIES - unseen.astype(np.int16)).astype(np.int16)
+        self.tail = obs[:, :, _O_TAIL].copy()
 
 
 def update_observation(st: CoreState, cache: ObsCache, out: np.ndarray) -> np.ndarray:
     """Write the observation of every game of ``st`` into ``out`` ((B, P, D) float32); returns it.
 
-    The cache is first updated where a stock place's card or face or a centre pile's top
-    changed. ``out`` is then, chunk by chunk of rows, the cache cast to float32 with the other
-    entries written over it from the state: each vector's head (phase ... unseen_rank, D4,
-    D17), its tail (centre_size, centre_rank_count) and the runs stock_height ... idle of its two
-    player blocks. The values are exactly those of :func:`build_observation`.
+    The cache is first updated where a stock place's card or face, a centre pile's top or its
+    cards changed. ``out`` is then, chunk by chunk of rows, the cache's one-hots cast to float32
+    with the other entries written over it: each vector's head (phase ... unseen_rank, D4, D17)
+    and the runs stock_height ... idle of its two player blocks from the state, its tail
+    (centre_size, centre_rank_count) from the cache. The values are exactly those of
+    :func:`build_observation`.
     """
     cfg = st.config
     B = st.batch_size
@@ -393,9 +407,9 @@ def update_observation(st: CoreState, cache: ObsCache, out: np.ndarray) -> np.nd
     flat = cache.flags.reshape(-1)
     _changed_places(st, cache, flat, pairs)
     _changed_centre(st, cache, flat, pairs)
-    head = _head(st, cfg)
+    head = _head(st, cfg, cache.seen)
     run = _run(st, cfg)
-    tail = _tail(st)
+    tail = cache.tail
     opp_run = run[:, ::-1]
     hide = not cfg.observe_opponent_move  # the opponent's one-hot stays the cache's 0
     for a in range(0, B, _CHUNK):
@@ -413,28 +427,19 @@ def update_observation(st: CoreState, cache: ObsCache, out: np.ndarray) -> np.nd
     return out
 
 
-def _head(st: CoreState, cfg: SpitConfig) -> np.ndarray:
-    """(B, 1, 20) float32: the row fields phase ... unseen_rank of every game (D4, D17)."""
+def _head(st: CoreState, cfg: SpitConfig, seen: np.ndarray) -> np.ndarray:
+    """(B, 1, 20) float32: the row fields phase ... unseen_rank of every game (D4, D17).
+
+    ``seen``: (B, 13) the cards of each rank in sight (:class:`ObsCache`).
+    """
     cn, clock = st.centre_n, st.clock
     head = _ONE_HOT_ROW.take(st.phase, axis=0)[:, None, :]
     head[:, 0, _O_ONE_PILE] = (cn[:, 0] == 0) | (cn[:, 1] == 0)  # D4
     head[:, 0, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
     head[:, 0, _O_ROUND] = st.rounds / cfg.max_rounds
     head[:, 0, _O_STALL] = stall_timer(cfg, clock, st.last_move)  # D17
-    head[:, 0, _O_UNSEEN] = _unseen(st.pidx // np.int32(PILE_PAIRS), st.centre_ranks)
+    np.divide(rules.RANK_COPIES - seen, _F_COPIES, out=head[:, 0, _O_UNSEEN])
     return head
-
-
-def _tail(st: CoreState) -> np.ndarray:
-    """(B, P, 28) float32: each vector's centre_size and centre_rank_count (own pile first)."""
-    cn, cr = st.centre_n, st.centre_ranks
-    tail = np.empty(cn.shape + (_O_TAIL.stop - _O_TAIL.start,), np.float32)
-    np.divide(cn, _F_N, out=tail[:, :, 0])
-    tail[:, :, 1] = tail[:, ::-1, 0]
-    own = tail[:, :, 2:2 + rules.N_RANKS]
-    np.divide(cr, _F_COPIES, out=own)
-    tail[:, :, 2 + rules.N_RANKS:] = own[:, ::-1]
-    return tail
 
 
 def _run(st: CoreState, cfg: SpitConfig) -> np.ndarray:
@@ -463,6 +468,14 @@ def _changed_places(st: CoreState, cache: ObsCache, flat: np.ndarray,
     old = cache.pidx.reshape(-1).take(f5) // np.int32(PILE_PAIRS)
     new = pidx // np.int32(PILE_PAIRS)
     cache.pidx.reshape(-1)[f5] = pidx
+    # a face-up top leaves sight, another comes into it (a card played goes on a centre pile,
+    # counted there)
+    row = f5 // (P * S)
+    seen = cache.seen.reshape(-1)
+    for code, sign in ((old, _MINUS), (new, _PLUS)):  # ufunc.at is fast on its own dtype
+        r = _PLACE_RANK.take(code)
+        up = r > 0
+        np.add.at(seen, (row * rules.N_RANKS + r - 1)[up], sign)
     # player f's block in its seat's self_ place and in the other seat's opp_ place: (m, 2)
     base = pairs.take(f5 // S, axis=0) + _AT_BLOCK
     flat[base + _PLACE_AT.take(old)[:, None]] = 0  # first: old and new may share a column
@@ -472,7 +485,28 @@ def _changed_places(st: CoreState, cache: ObsCache, flat: np.ndarray,
 
 def _changed_centre(st: CoreState, cache: ObsCache, flat: np.ndarray,
                     pairs: np.ndarray) -> None:
-    """centre_top_rank of the centre piles whose top changed."""
+    """The seen cards, the tail entries and centre_top_rank where a centre pile changed."""
+    g = np.flatnonzero(st.centre_ranks != cache.centre_ranks)  # (b * P + pile) * 13 + rank - 1
+    if g.size:
+        now = st.centre_ranks.reshape(-1).take(g)
+        delta = now.astype(np.int16) - cache.centre_ranks.reshape(-1).take(g)
+        cache.centre_ranks.reshape(-1)[g] = now
+        np.add.at(cache.seen.reshape(-1), g // (P * rules.N_RANKS) * rules.N_RANKS
+                  + g % rules.N_RANKS, delta)
+        # pile f = b * P + k: seat k's own (vector f), the other seat's opponent's (vector f ^ 1)
+        f, r = g // rules.N_RANKS, g % rules.N_RANKS
+        tail = cache.tail.reshape(-1)
+        count = now / _F_COPIES
+        tail[f * _T + (_T_OWN + r)] = count
+        tail[(f ^ 1) * _T + (_T_OPP + r)] = count
+    f = np.flatnonzero(st.centre_n != cache.centre_n)
+    if f.size:
+        n = st.centre_n.reshape(-1).take(f)
+        cache.centre_n.reshape(-1)[f] = n
+        size = n / _F_N
+        tail = cache.tail.reshape(-1)
+        tail[f * _T] = size
+        tail[(f ^ 1) * _T + 1] = size
     f = np.flatnonzero(st.centre_top != cache.centre_top)
     if f.size == 0:
         return
