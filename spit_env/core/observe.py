@@ -34,8 +34,8 @@ def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
     ``config.observe_opponent_move`` (its busy flag and time to landing always are).
 
     The whole batch (no ``rows``, no ``seat``) of B >= 512 games comes from a cache kept in the
-    state, (B, P, D) uint8 more per state, that each call brings up to date with what changed
-    since the one before.
+    state (about 0.9 KB per game: the one-hot entries as (B, P, D) uint8, and what the rest is
+    made of), that each call brings up to date with what changed since the one before.
 
     Args:
         state: the games.
