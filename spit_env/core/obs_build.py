@@ -297,12 +297,13 @@ def _player_blocks(st: CoreState, FP, clock: np.ndarray, places, flat: np.ndarra
 # Most of a vector is one-hot (stock_top_rank, stock_top_face_down, centre_top_rank: 166 of its
 # 282 entries) and changes only where a card moves, in about a quarter of the games per step. A
 # cache keeps those entries as uint8 0 / 1 and updates the few that changed; the output is the
-# cache cast to float32 (0 / 1 cast exactly) with every other entry written over it from the state
-# at each call. Those other entries lie in four runs per vector: the head (row fields), the tail
-# (centre_size, centre_rank_count), and in each player block the run stock_height ... idle.
+# cache cast to float32 (0 / 1 cast exactly) with every other entry written over it at each call.
+# Those other entries lie in four runs per vector: the head (row fields) and in each player block
+# the run stock_height ... idle, made from the state, and the tail (centre_size,
+# centre_rank_count), which the cache keeps as float32 (it changes only with a centre pile).
 #: a vector's head: the row fields phase ... unseen_rank
 _O_HEAD = slice(0, _SELF0)
-#: a vector's tail written from the state: centre_size, then centre_rank_count
+#: a vector's tail: centre_size, then centre_rank_count
 _O_TAIL = slice(_O_CSIZE.start, rules.OBS_DIM)
 assert _O_CRC.start == _O_CSIZE.stop and _O_CRC.stop == rules.OBS_DIM, "the vector's tail"
 #: a block's run written from the state: stock_height, spit_count, cards_held, score, busy,
