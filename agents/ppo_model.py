@@ -24,8 +24,11 @@ the policy, so nothing stands between the environment and the model::
   plays the moves the observation shows legal (``agents.ppo.observed_masks``).
 * :class:`SpitFeatures` (its features extractor, no weights): the network's input from the
   observation alone, ``agents.ppo.model_input`` on the mask that the observation shows
-  (``agents.ppo.observed_masks``, exactly the env's mask under the declared rules). Any
-  ``net_arch`` sits on top of it.
+  (``agents.ppo.observed_masks``, exactly the env's mask under the declared rules), its
+  observation part being the fields the model reads (``obs_fields``, names of
+  ``rules.OBSERVATION``, saved with it: a model keeps reading the same fields when the
+  observation gains new ones; a file saved before the option reads :data:`LEGACY_OBS_FIELDS`).
+  Any ``net_arch`` sits on top of it.
 
 The file (:func:`save_model`) is SB3's zip with nothing version-bound in it: the weights are torch
 state dicts (read with ``torch.load(weights_only=True)``), the options and hyperparameters JSON,
@@ -59,10 +62,64 @@ from agents.ppo import (
     observed_masks,
 )
 from spit_env.checks import check_bool
-from spit_env.rules import N_ACTIONS, OBS_DIM, WAIT
+from spit_env.rules import N_ACTIONS, OBS, OBS_DIM, OBSERVATION, WAIT
 
 __all__ = ["SpitFeatures", "SpitPolicy", "new_model", "save_model", "from_legacy",
-           "pickled_names", "PORTABLE_MODULES", "TRAINING_ONLY"]
+           "pickled_names", "observation_fields", "PORTABLE_MODULES", "TRAINING_ONLY",
+           "LEGACY_OBS_FIELDS", "TRACKED_OBS_FIELDS"]
+
+#: The fields of the observation before it gained :data:`TRACKED_OBS_FIELDS` (241 floats): what
+#: a model file saved without ``obs_fields`` reads, in this order.
+TRACKED_OBS_FIELDS = ("unseen_rank", "self_idle", "opp_idle", "centre_rank_count")
+LEGACY_OBS_FIELDS = tuple(f.name for f in OBSERVATION if f.name not in TRACKED_OBS_FIELDS)
+_LEGACY_DIM = sum(OBS[name].size for name in LEGACY_OBS_FIELDS)
+
+
+def observation_fields(leave_out=()) -> tuple[str, ...]:
+    """The names of ``rules.OBSERVATION``'s fields, in order, but those in ``leave_out``.
+
+    Raises:
+        ValueError: a name in ``leave_out`` that is not a field (the message lists them).
+    """
+    unknown = sorted(set(leave_out) - set(OBS))
+    if unknown:
+        raise ValueError(f"unknown observation fields {unknown}; the fields: {list(OBS)}")
+    return tuple(f.name for f in OBSERVATION if f.name not in set(leave_out))
+
+
+def _obs_fields(observation_space, obs_fields) -> tuple[str, ...]:
+    """The fields a model reads: ``obs_fields`` checked, or those its observation space implies.
+
+    A file saved before ``obs_fields`` existed (None) has the observation space of its time:
+    (241,) reads :data:`LEGACY_OBS_FIELDS`, the current one every field.
+
+    Raises:
+        ValueError: an unknown or repeated name, no field, or no ``obs_fields`` with another
+            observation space.
+    """
+    if obs_fields is None:
+        shape = tuple(getattr(observation_space, "shape", ()) or ())
+        if shape == (_LEGACY_DIM,):
+            return LEGACY_OBS_FIELDS
+        if shape == (OBS_DIM,):
+            return observation_fields()
+        raise ValueError(f"observation_space must be the views' Box of shape ({OBS_DIM},) (or "
+                         f"({_LEGACY_DIM},), a model saved before obs_fields), got "
+                         f"{observation_space}")
+    if isinstance(obs_fields, str) or not all(isinstance(n, str) for n in obs_fields):
+        raise ValueError(f"obs_fields must be a sequence of field names, got {obs_fields!r}")
+    names = tuple(obs_fields)
+    unknown = [n for n in names if n not in OBS]
+    if unknown or not names or len(set(names)) != len(names):
+        raise ValueError(f"obs_fields must name distinct fields of rules.OBSERVATION, got "
+                         f"{list(names)} (unknown: {unknown}); the fields: {list(OBS)}")
+    return names
+
+
+def _columns(obs_fields: tuple[str, ...], extra: int) -> np.ndarray:
+    """(n,) intp: the columns of ``model_input``'s output the network reads, fields then extras."""
+    cols = [np.arange(OBS[n].start, OBS[n].stop) for n in obs_fields]
+    return np.concatenate(cols + [OBS_DIM + np.arange(extra)]).astype(np.intp)
 
 #: Saved attributes of an SB3 model that only a running training needs (and that SB3 pickles):
 #: the last rollout's observations and the episode buffers. Without them a resumed run resets
@@ -86,35 +143,47 @@ def _options(mask_wait, obs_mask, racer_features, auto_flip, wrap_ranks) -> dict
 class SpitFeatures(BaseFeaturesExtractor):
     """The network's input, from the observation alone (``agents.ppo.model_input``).
 
-    ``forward(observations (B, D) float32 tensor) -> (B, input_size(options)) float32``: the
-    observation, then (``obs_mask``) the playing mask as 0/1 floats, then (``racer_features``) the
-    racer's reading of each legal play; the mask is the one the observation shows under the
-    declared rules (``agents.ppo.observed_masks``). No weights, no gradient: computed in NumPy.
+    ``forward(observations (B, D) float32 tensor) -> (B, features_dim) float32``: the fields
+    ``obs_fields`` of the observation, then (``obs_mask``) the playing mask as 0/1 floats, then
+    (``racer_features``) the racer's reading of each legal play; the mask is the one the
+    observation shows under the declared rules (``agents.ppo.observed_masks``). No weights, no
+    gradient: computed in NumPy.
 
     Args:
-        observation_space: ``Box(0, 1, (D,), float32)``, the views' observation space.
+        observation_space: ``Box(0, 1, (D,), float32)``, the views' observation space (or the
+            one a model file was saved with).
         mask_wait, obs_mask, racer_features, auto_flip, wrap_ranks: the model's options
             (module docstring).
+        obs_fields: the names of the observation fields the network reads, in this order; None:
+            those ``observation_space`` implies (:func:`_obs_fields`).
 
     Raises:
-        ValueError: another observation space, or an option that is not a bool.
+        ValueError: another observation space, a bad ``obs_fields``, or an option that is not a
+            bool.
     """
 
     def __init__(self, observation_space, mask_wait: bool = True, obs_mask: bool = True,
-                 racer_features: bool = True, auto_flip: bool = True, wrap_ranks: bool = True):
-        if not isinstance(observation_space, spaces.Box) or \
-                tuple(observation_space.shape) != (OBS_DIM,):
+                 racer_features: bool = True, auto_flip: bool = True, wrap_ranks: bool = True,
+                 obs_fields=None):
+        if not isinstance(observation_space, spaces.Box):
             raise ValueError(f"observation_space must be the views' Box of shape ({OBS_DIM},), "
                              f"got {observation_space}")
         self.options = _options(mask_wait, obs_mask, racer_features, auto_flip, wrap_ranks)
-        super().__init__(observation_space, features_dim=input_size(self.options))
+        self.obs_fields = _obs_fields(observation_space, obs_fields)
+        self.columns = _columns(self.obs_fields, input_size(self.options) - OBS_DIM)
+        super().__init__(_observation_box(), features_dim=int(self.columns.size))
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         """(B, features_dim) float32 inputs of the network (class docstring)."""
         obs = observations.detach().cpu().numpy().astype(np.float32, copy=False)
         masks = observed_masks(obs, self.options["auto_flip"], self.options["wrap_ranks"])
         inputs, _ = model_input(obs, masks, self.options)
-        return torch.as_tensor(inputs, device=observations.device)
+        return torch.as_tensor(inputs.take(self.columns, axis=1), device=observations.device)
+
+
+def _observation_box() -> spaces.Box:
+    """The views' observation space, ``Box(0, 1, (D,), float32)``."""
+    return spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32)
 
 
 class SpitPolicy(MaskableActorCriticPolicy):
@@ -132,16 +201,20 @@ class SpitPolicy(MaskableActorCriticPolicy):
         mask_wait, obs_mask, racer_features: the input options (``agents.ppo.INPUT_OPTIONS``);
             on by default, as ``experiments.train_ppo`` trains.
         auto_flip, wrap_ranks: the rules the mask is read under (``SpitConfig``'s fields).
+        obs_fields: the observation fields the network reads (:class:`SpitFeatures`); None:
+            every field, or :data:`LEGACY_OBS_FIELDS` for a file saved before the option. The
+            policy takes the views' full observation either way.
         **kwargs: ``MaskableActorCriticPolicy``'s other arguments.
 
     Raises:
         ValueError: a ``features_extractor_class`` or ``features_extractor_kwargs`` given, an
-            option that is not a bool, another observation space or not 23 actions.
+            option that is not a bool, a bad ``obs_fields``, another observation space or not
+            23 actions.
     """
 
     def __init__(self, observation_space, action_space, lr_schedule, *, mask_wait: bool = True,
                  obs_mask: bool = True, racer_features: bool = True, auto_flip: bool = True,
-                 wrap_ranks: bool = True, **kwargs):
+                 wrap_ranks: bool = True, obs_fields=None, **kwargs):
         for name in ("features_extractor_class", "features_extractor_kwargs"):
             if name in kwargs:
                 raise ValueError(f"{name}: SpitPolicy's features extractor is SpitFeatures; "
@@ -149,14 +222,17 @@ class SpitPolicy(MaskableActorCriticPolicy):
         if getattr(action_space, "n", None) != N_ACTIONS:
             raise ValueError(f"action_space must be Discrete({N_ACTIONS}), got {action_space}")
         self.spit_options = _options(mask_wait, obs_mask, racer_features, auto_flip, wrap_ranks)
-        super().__init__(observation_space, action_space, lr_schedule,
+        #: the observation fields the network reads, by name (saved with the model)
+        self.obs_fields = _obs_fields(observation_space, obs_fields)
+        super().__init__(_observation_box(), action_space, lr_schedule,
                          features_extractor_class=SpitFeatures,
-                         features_extractor_kwargs=dict(self.spit_options), **kwargs)
+                         features_extractor_kwargs={**self.spit_options,
+                                                    "obs_fields": self.obs_fields}, **kwargs)
 
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()
         del data["features_extractor_class"], data["features_extractor_kwargs"]
-        return {**data, **self.spit_options}
+        return {**data, **self.spit_options, "obs_fields": list(self.obs_fields)}
 
     def playing_masks(self, obs, action_masks) -> torch.Tensor:
         """(B, 23) bool tensor: the moves the policy chooses among (class docstring).
@@ -190,7 +266,8 @@ class SpitPolicy(MaskableActorCriticPolicy):
         return super().evaluate_actions(obs, actions, self.playing_masks(obs, action_masks))
 
 
-def new_model(env, *, net_arch=(256, 256), options: dict | None = None, **ppo_kwargs):
+def new_model(env, *, net_arch=(256, 256), options: dict | None = None, obs_fields=None,
+              **ppo_kwargs):
     """A fresh MaskablePPO model of the package's format (:class:`SpitPolicy`) on ``env``.
 
     Args:
@@ -199,10 +276,13 @@ def new_model(env, *, net_arch=(256, 256), options: dict | None = None, **ppo_kw
         net_arch: the hidden layer sizes of the policy and value networks (each its own).
         options: :data:`agents.ppo.INPUT_OPTIONS` and :data:`agents.ppo.RULE_OPTIONS` keys; the
             rules default to ``env``'s config (its ``config`` attribute) when it has one.
+        obs_fields: the observation fields the network reads (names, in order); None: every
+            field (:func:`observation_fields`; ``observation_fields(leave_out=...)`` drops some).
         **ppo_kwargs: MaskablePPO's other arguments (``n_steps``, ``seed``, ...).
 
     Raises:
-        ValueError: an unknown option name (the message lists the known ones).
+        ValueError: an unknown option name (the message lists the known ones), a bad
+            ``obs_fields``.
     """
     known = {**INPUT_OPTIONS, **RULE_OPTIONS}
     options = dict(options or {})
@@ -212,8 +292,10 @@ def new_model(env, *, net_arch=(256, 256), options: dict | None = None, **ppo_kw
     config = _env_config(env)
     if config is not None:
         options = {"auto_flip": config.auto_flip, "wrap_ranks": config.wrap_ranks, **options}
+    fields = list(_obs_fields(None, observation_fields() if obs_fields is None else obs_fields))
     layers = [int(n) for n in net_arch]
-    policy_kwargs = {"net_arch": {"pi": layers, "vf": list(layers)}, **options}
+    policy_kwargs = {"net_arch": {"pi": layers, "vf": list(layers)}, **options,
+                     "obs_fields": fields}
     return MaskablePPO(SpitPolicy, env, policy_kwargs=policy_kwargs, **ppo_kwargs)
 
 
@@ -401,8 +483,9 @@ def from_legacy(model):
     """A model of the older file format as a model of this one, the same weights and moves.
 
     The older format (``train_ppo`` before :class:`SpitPolicy`): SB3's ``MlpPolicy`` on the
-    network's input itself (D + 23 + 40 floats), computed outside the model by a VecEnv wrapper,
-    with the input options in a ``spit_options`` attribute. The layers are the same
+    network's input itself (D + 23 + 40 floats, D the observation of its time: the 241 floats of
+    :data:`LEGACY_OBS_FIELDS` or today's), computed outside the model by a VecEnv wrapper, with
+    the input options in a ``spit_options`` attribute. The layers are the same
     (``FlattenExtractor`` and :class:`SpitFeatures` hold no weights), so the state dicts carry
     over as they are, Adam's state too; the rules are the defaults the older training used.
 
@@ -416,9 +499,13 @@ def from_legacy(model):
     if getattr(model, "spit_options", None) is None or isinstance(model.policy, SpitPolicy):
         raise ValueError("model: not a model of the older format (it has no spit_options "
                          "attribute, or is a SpitPolicy model already)")
-    if tuple(model.observation_space.shape) != (input_size(old),):
-        raise ValueError(f"model: its input has shape {model.observation_space.shape}, not the "
-                         f"({input_size(old)},) its options {old} make")
+    # its observation part: the observation of its time, the legacy fields or today's all
+    extra = input_size(old) - OBS_DIM
+    by_size = {_LEGACY_DIM + extra: LEGACY_OBS_FIELDS, OBS_DIM + extra: observation_fields()}
+    fields = by_size.get(tuple(model.observation_space.shape)[0])
+    if fields is None or len(model.observation_space.shape) != 1:
+        raise ValueError(f"model: its input has shape {model.observation_space.shape}, not one "
+                         f"of the {sorted((k,) for k in by_size)} its options {old} make")
     arch = model.policy.net_arch
     env = SpitVecEnv(num_envs=model.n_envs)
     new = MaskablePPO(
@@ -429,7 +516,8 @@ def from_legacy(model):
         vf_coef=model.vf_coef, max_grad_norm=model.max_grad_norm, target_kl=model.target_kl,
         seed=model.seed, device="cpu",
         policy_kwargs={"net_arch": {"pi": list(arch["pi"]), "vf": list(arch["vf"])},
-                       **{k: bool(old[k]) for k in INPUT_OPTIONS}, **RULE_OPTIONS})
+                       **{k: bool(old[k]) for k in INPUT_OPTIONS}, **RULE_OPTIONS,
+                       "obs_fields": list(fields)})
     env.close()
     new.policy.load_state_dict(model.policy.state_dict())
     new.policy.optimizer.load_state_dict(model.policy.optimizer.state_dict())

@@ -19,7 +19,9 @@ Rows of the table:
 * environment adapters (PettingZoo ParallelEnv, SB3 SpitVecEnv, ``gymnasium.make_vec("Spit-v0")``
   native against Gymnasium's sync vector env): see ``ADAPTER_BENCHMARKS``.
 * ``observation path B=n``: what building the observations adds to a game-step, in µs
-  (1 / core+obs - 1 / core, wall and CPU time).
+  (1 / core+obs - 1 / core, wall and CPU time). When B is in both ``--sizes`` and
+  ``--observed-sizes``, the core and core+obs runs alternate and the figure is the median over
+  those neighbouring pairs.
 * ``planner 16x3s`` / ``planner-fast`` / ``planner B=256 vs racer``: the planning bot's planned
   decisions per second in seat 0 of 256 games against racer (``bench_planner``), at the fixed
   budget of 16 rollouts per move and a 3 s horizon and at each profile's budget
@@ -433,6 +435,22 @@ def _median_rate(fn: Callable[[], tuple[float, float]], repeats: int) -> tuple[f
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
+def _observation_path(batch: int, pairs, observed: dict, plain: dict) -> dict:
+    """The observation path row of B = ``batch``: µs per game-step, wall and CPU time.
+
+    With ``pairs`` (the alternating (core, core+obs) runs' (wall, CPU) rates), the median over
+    the pairs of 1 / core+obs - 1 / core; else the same of the two medians.
+    """
+    if pairs:
+        wall, cpu = (statistics.median(1e6 * (1 / o[k] - 1 / c[k]) for c, o in pairs)
+                     for k in (0, 1))
+    else:
+        wall = 1e6 * (1 / observed["game_steps_per_s"] - 1 / plain["game_steps_per_s"])
+        cpu = 1e6 * (1 / observed["cpu_game_steps_per_s"] - 1 / plain["cpu_game_steps_per_s"])
+    return {"batch_size": batch, "us_per_game_step": wall, "cpu_us_per_game_step": cpu,
+            "paired_runs": len(pairs or ())}
+
+
 def run(args: argparse.Namespace) -> dict:
     """Run every benchmark; return the JSON-serialisable results."""
     config = SpitConfig()
@@ -460,10 +478,20 @@ def run(args: argparse.Namespace) -> dict:
     ref_wall, ref_cpu = _median_rate(lambda: bench_reference(config, ref_steps), args.repeats)
     results["reference"] = {"game_steps_per_s": ref_wall, "cpu_game_steps_per_s": ref_cpu}
     progress()
+    # a size in both groups runs its core and core+obs repeats alternately, so that the
+    # observation path compares neighbouring runs (a shared machine's load drifts)
+    paired = {}
+    for b in sorted(set(sizes) & set(observed)):
+        steps = core_steps.get(b, max(10, 400_000 // (b * (10 if args.quick else 1))))
+        paired[b] = [(bench_core(config, b, steps), bench_core_observed(config, b, steps))
+                     for _ in range(args.repeats)]
     for b in sizes:
         steps = core_steps.get(b, max(10, 400_000 // (b * (10 if args.quick else 1))))
-        wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core(config, b, steps),
-                                 args.repeats)
+        if b in paired:
+            wall, cpu = (statistics.median(c[k] for c, _ in paired[b]) for k in (0, 1))
+        else:
+            wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core(config, b, steps),
+                                     args.repeats)
         state = core.init(config, b)
         results["core"].append({
             "batch_size": b, "game_steps_per_s": wall, "cpu_game_steps_per_s": cpu,
@@ -473,21 +501,22 @@ def run(args: argparse.Namespace) -> dict:
         progress()
     for b in observed:
         steps = core_steps.get(b, max(10, 400_000 // (b * (10 if args.quick else 1))))
-        wall, cpu = _median_rate(lambda b=b, steps=steps: bench_core_observed(config, b, steps),
-                                 args.repeats)
+        if b in paired:
+            wall, cpu = (statistics.median(o[k] for _, o in paired[b]) for k in (0, 1))
+        else:
+            wall, cpu = _median_rate(
+                lambda b=b, steps=steps: bench_core_observed(config, b, steps), args.repeats)
         results["core_observed"].append({
             "batch_size": b, "game_steps_per_s": wall, "cpu_game_steps_per_s": cpu,
             "ratio_to_reference": wall / ref_wall, "cpu_ratio_to_reference": cpu / ref_cpu,
         })
         progress()
-    # the observation path: what building both seats' observations adds to a game-step
-    results["observation_path"] = [
-        {"batch_size": o["batch_size"],
-         "us_per_game_step": 1e6 * (1 / o["game_steps_per_s"] - 1 / c["game_steps_per_s"]),
-         "cpu_us_per_game_step": 1e6 * (1 / o["cpu_game_steps_per_s"]
-                                        - 1 / c["cpu_game_steps_per_s"])}
-        for o in results["core_observed"] for c in results["core"]
-        if c["batch_size"] == o["batch_size"]]
+    # the observation path: what building both seats' observations adds to a game-step; the
+    # median over the alternating pairs of runs where there are some
+    results["observation_path"] = [_observation_path(b, paired.get(b), o, c)
+                                   for o in results["core_observed"] for c in results["core"]
+                                   if c["batch_size"] == o["batch_size"]
+                                   for b in (o["batch_size"],)]
     for bench in benches:
         for row in bench(args):
             if "rollouts_per_decision" in row:  # the planner's rows, as ratios to the reference

@@ -80,6 +80,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.ppo.args import Args
+from spit_env.rules import OBSERVATION
 
 __all__ = ["Args", "ArgumentError", "main", "parse_opponent", "train", "validate"]
 
@@ -183,6 +184,11 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
     if args.curriculum_threshold is not None and not 0 < args.curriculum_threshold <= 1:
         raise ArgumentError(
             f"--curriculum-threshold must be in (0, 1], got {args.curriculum_threshold}")
+    left_out = sorted(set(args.obs_leave_out) - {f.name for f in OBSERVATION})
+    if left_out or len(set(args.obs_leave_out)) == len(OBSERVATION):
+        raise ArgumentError(f"--obs-leave-out must name fields of the observation and leave some, "
+                            f"got {list(args.obs_leave_out)} (unknown: {left_out}); the fields: "
+                            f"{[f.name for f in OBSERVATION]}")
     stages = parse_opponent(args.opponent)
     needed = max(len(m) for m in stages) + (1 if args.self_play else 0)
     if needed > 1 and min(args.mix_groups, args.num_envs) < needed:
@@ -278,7 +284,7 @@ def train(args: Args) -> dict:
     from stable_baselines3.common.callbacks import CallbackList
 
     from agents.ppo import input_options, load_model
-    from agents.ppo_model import new_model, save_model
+    from agents.ppo_model import new_model, observation_fields, save_model
     from experiments.ppo.envs import make_training_env
     from experiments.ppo.evaluation import (
         HeldOutEvaluations,
@@ -311,6 +317,9 @@ def train(args: Args) -> dict:
                       f"{'on' if saved[name] else 'off'}; its input stays so (the flag is ignored)",
                       file=sys.stderr)
         args = replace(args, obs_mask=saved["obs_mask"], racer_features=saved["racer_features"])
+        if args.obs_leave_out:
+            print("note: the checkpoint's network reads the observation fields it was trained "
+                  "on; --obs-leave-out is ignored", file=sys.stderr)
 
     # The environment: one row group per opponent share (one group for a single opponent).
     env_options = dict(
@@ -337,6 +346,7 @@ def train(args: Args) -> dict:
             env, net_arch=args.net_arch, options=dict(
                 mask_wait=args.mask_wait, obs_mask=args.obs_mask,
                 racer_features=args.racer_features),
+            obs_fields=observation_fields(leave_out=args.obs_leave_out),
             learning_rate=args.learning_rate, n_steps=args.n_steps,
             batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
             gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,

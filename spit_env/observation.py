@@ -20,7 +20,9 @@ one-hot ranks       (B,) or (B, k) int64 rank 1-13 per slot, 0 where the slot is
 one-hot action      (B,) int64 action id 0-22, -1 where all zero (free, or not shown)
 flag                (B,) or (B, k) bool
 count               (B,) or (B, k) int64, the value times its scale (stock heights x 5, cards x 52)
-time                (B,) float64 ms (``time_to_land``: clipped at 1,000 ms by the observation)
+rank counts         (B, 13) or (B, k, 13) int64, cards per rank (rank r at index r - 1), 0-4
+time                (B,) float64 ms (clipped by the observation: ``time_to_land`` at 1,000 ms,
+                    ``idle`` at 3,000 ms)
 fraction            (B,) float64 as observed, in [0, 1] (clock, round, stall_timer, score)
 ==================  ===========================================================================
 
@@ -55,14 +57,18 @@ FIELD_KINDS: dict[str, tuple[str, float, int]] = {
     "busy": ("flag", 1, 1),
     "time_to_land": ("time", rules.TIME_SCALE_MS, 1),
     "move_in_flight": ("action", 1, 1),
+    "idle": ("time", rules.IDLE_SCALE_MS, 1),
+    "unseen_rank": ("rank_counts", rules.RANK_COPIES, 1),
     "centre_top_rank": ("ranks", 1, 2),
     "centre_size": ("count", rules.N_CARDS, 2),
+    "centre_rank_count": ("rank_counts", rules.RANK_COPIES, 2),
 }
 
 _DTYPE = {"phase": "int64", "flag": "bool", "fraction": "float64", "ranks": "int64",
-          "count": "int64", "time": "float64 ms", "action": "int64"}
+          "count": "int64", "rank_counts": "int64", "time": "float64 ms", "action": "int64"}
 _UNITS = {"phase": "rules.PHASE_* (0 play, 1 slap, 2 over)", "flag": "", "fraction": "in [0, 1]",
-          "ranks": "rank 1-13, 0 if none", "count": "", "time": "",
+          "ranks": "rank 1-13, 0 if none", "count": "",
+          "rank_counts": "cards of rank r at index r - 1, 0-4", "time": "",
           "action": "action id 0-22, -1 if none"}
 _RANK_WEIGHTS = np.arange(1, rules.N_RANKS + 1, dtype=np.float32)
 _ACTION_WEIGHTS = np.arange(1, rules.N_ACTIONS + 1, dtype=np.float32)
@@ -79,6 +85,8 @@ def _shape(field: rules.ObsField) -> str:
     kind, _, k = _kind(field.name)
     if kind == "raw":
         return f"(B, {field.size})" if field.size > 1 else "(B,)"
+    if kind == "rank_counts":
+        return f"(B, {k}, {rules.N_RANKS})" if k > 1 else f"(B, {rules.N_RANKS})"
     return f"(B, {k})" if k > 1 else "(B,)"
 
 
@@ -119,6 +127,9 @@ def _decode(obs: np.ndarray, field: rules.ObsField) -> np.ndarray:
         out = x > 0.5
     elif kind == "count":
         out = np.rint(x * scale).astype(np.int64)
+    elif kind == "rank_counts":
+        out = np.rint(x * scale).astype(np.int64)
+        return out.reshape(b, k, rules.N_RANKS) if k > 1 else out
     elif kind == "time":
         out = x.astype(np.float64) * scale
     elif kind == "fraction":

@@ -14,6 +14,9 @@ Layout of the state (all plain Python, see :meth:`ReferenceGame.snapshot`):
 
 Actions are the player's egocentric ids (``rules.py``): pile c = 0 is the player's own centre
 pile, c = 1 the opponent's; absolute pile = p if c == 0 else 1 - p.
+
+:func:`observation` (and :meth:`ReferenceGame.observation`) builds a seat's observation vector
+of ``rules.OBSERVATION`` from a snapshot in plain Python, the oracle of ``core.observe``.
 """
 
 from __future__ import annotations
@@ -117,6 +120,8 @@ class ReferenceGame:
 
         self.clock_ms = 0
         self.last_move_ms = 0  # D17: when a card last moved (play, fill, flip, spit, round start)
+        #: per player: when its last play, fill or flip landed, or the last spit / round start
+        self.moved_ms = [0, 0]
         self.round = 0  # completed rounds
         self._phase = PLAY
         self.stocks: list[list[list[list]]] = [[[] for _ in range(rules.N_STOCKS)] for _ in PLAYERS]
@@ -168,11 +173,16 @@ class ReferenceGame:
             return mask
         return self._table_mask(player)
 
+    def observation(self, seat: int) -> list[float]:
+        """Seat ``seat``'s observation, layout ``rules.OBSERVATION`` (:func:`observation`)."""
+        return observation(self.snapshot(), self._check_player(seat), self.config)
+
     def snapshot(self) -> dict:
         """The whole public table as plain JSON-serialisable Python (as ``core.snapshot``)."""
         return {
             "clock_ms": self.clock_ms,
             "last_move_ms": self.last_move_ms,
+            "moved_ms": list(self.moved_ms),
             "round": self.round,
             "phase": self._phase,
             "stocks": [[[[c, up] for c, up in place] for place in self.stocks[p]] for p in PLAYERS],
@@ -309,7 +319,7 @@ class ReferenceGame:
                 top.append(move.card)
                 if place and self.config.auto_flip:  # D5
                     place[-1][1] = True
-                self.last_move_ms = clock  # D17
+                self.last_move_ms = self.moved_ms[p] = clock  # D17
                 events.append(_event("play", p, clock, a, move.card, pile))
                 if all(not pl for pl in self.stocks[p]):  # D10 a
                     self._end_round(p, rules.ROUND_END_EMPTIED, events)
@@ -323,12 +333,12 @@ class ReferenceGame:
             self.stocks[p][dest].append([card, True])
             if place and self.config.auto_flip:  # D5
                 place[-1][1] = True
-            self.last_move_ms = clock  # D17
+            self.last_move_ms = self.moved_ms[p] = clock  # D17
             events.append(_event("fill", p, clock, a, card, -1, dest))
         elif kind == rules.KIND_FLIP:
             top = self.stocks[p][s][-1]
             top[1] = True
-            self.last_move_ms = clock  # D17
+            self.last_move_ms = self.moved_ms[p] = clock  # D17
             events.append(_event("flip", p, clock, a, top[0], -1, s))
         elif kind == rules.KIND_SLAP:
             # D11: the first slap to land takes the slapped pile; the other player's move is
@@ -395,6 +405,7 @@ class ReferenceGame:
         card = self.spit[p].pop(0)
         self.centre[p].append(card)
         self.last_move_ms = self.clock_ms  # D17
+        self.moved_ms = [self.clock_ms, self.clock_ms]
         events.append(_event("spit", p, self.clock_ms, -1, card, p, why))
 
     def _end_round(self, first: int, cause: int, events: list[dict]) -> None:
@@ -459,6 +470,7 @@ class ReferenceGame:
         self.in_flight = [None, None]
         self._phase = PLAY
         self.last_move_ms = self.clock_ms  # D17
+        self.moved_ms = [self.clock_ms, self.clock_ms]
         for p in PLAYERS:
             if self.spit[p]:
                 self._spit(p, events, rules.SPIT_ROUND_START)
@@ -520,3 +532,75 @@ class ReferenceGame:
         if not is_int(player) or int(player) not in PLAYERS:
             raise ValueError(f"player must be 0 or 1, got {player!r}")
         return int(player)
+
+
+def observation(snapshot: dict, seat: int, config: SpitConfig) -> list[float]:
+    """The observation of ``seat`` (0 or 1) at the table of ``snapshot``, in plain Python.
+
+    The egocentric vector of ``rules.OBSERVATION`` (docs/ENVIRONMENTS.md has the table), every
+    field computed from the public table alone: it never reads a hidden card (a face-down stock
+    card or a spit card), only how many there are and, per rank, how many are not seen (the
+    cards not face up on a stock nor in a centre pile). ``core.observe`` gives the float32 of
+    these values.
+
+    Args:
+        snapshot: a snapshot (``ReferenceGame.snapshot`` or ``core.snapshot``).
+        seat: the observing seat.
+        config: the game's config (its limits, scoring, stall timeout and whether the opponent's
+            move in flight is shown).
+    """
+    f: dict[str, list[float]] = {}
+    clock = snapshot["clock_ms"]
+    centre = snapshot["centre"]
+    f["phase"] = [float(snapshot["phase"] == name) for name in rules.PHASE_NAMES]
+    f["one_pile_round"] = [float(not centre[0] or not centre[1])]  # D4
+    f["clock"] = [min(clock / config.max_game_ms, 1.0)]
+    f["round"] = [snapshot["round"] / config.max_rounds]
+    timeout = config.stall_timeout_ms
+    f["stall_timer"] = [0.0 if timeout is None else
+                        min((clock - snapshot["last_move_ms"]) / timeout, 1.0)]  # D17
+    seen = [0] * rules.N_RANKS
+    for pile in centre:
+        for card in pile:
+            seen[rules.rank(card) - 1] += 1
+    for places in snapshot["stocks"]:
+        for place in places:
+            for card, face_up in place:
+                if face_up:
+                    seen[rules.rank(card) - 1] += 1
+    f["unseen_rank"] = [(rules.RANK_COPIES - k) / rules.RANK_COPIES for k in seen]
+    for prefix, q in (("self_", seat), ("opp_", 1 - seat)):
+        places = snapshot["stocks"][q]
+        top_rank = [0.0] * (rules.N_STOCKS * rules.N_RANKS)
+        for s, place in enumerate(places):
+            if place and place[-1][1]:
+                top_rank[s * rules.N_RANKS + rules.rank(place[-1][0]) - 1] = 1.0
+        f[prefix + "stock_top_rank"] = top_rank
+        f[prefix + "stock_top_face_down"] = [float(bool(pl) and not pl[-1][1]) for pl in places]
+        f[prefix + "stock_height"] = [len(pl) / rules.MAX_STOCK_HEIGHT for pl in places]
+        spit = len(snapshot["spit"][q])
+        f[prefix + "spit_count"] = [spit / rules.N_CARDS]
+        f[prefix + "cards_held"] = [(sum(map(len, places)) + spit) / rules.N_CARDS]
+        points = snapshot["scores"][q] / config.target_points
+        f[prefix + "score"] = [min(points, 1.0) if config.scoring == "points" else 0.0]
+        move = snapshot["in_flight"][q]
+        f[prefix + "busy"] = [float(move is not None)]
+        f[prefix + "time_to_land"] = [
+            0.0 if move is None else min((move["lands_ms"] - clock) / rules.TIME_SCALE_MS, 1.0)]
+        one_hot = [0.0] * rules.N_ACTIONS
+        if move is not None and (prefix == "self_" or config.observe_opponent_move):
+            one_hot[move["action"]] = 1.0
+        f[prefix + "move_in_flight"] = one_hot
+        f[prefix + "idle"] = [min((clock - snapshot["moved_ms"][q]) / rules.IDLE_SCALE_MS, 1.0)]
+    piles = (centre[seat], centre[1 - seat])  # egocentric: own, opponent's
+    top_rank = [0.0] * (2 * rules.N_RANKS)
+    counts = [0.0] * (2 * rules.N_RANKS)
+    for c, pile in enumerate(piles):
+        if pile:
+            top_rank[c * rules.N_RANKS + rules.rank(pile[-1]) - 1] = 1.0
+        for card in pile:
+            counts[c * rules.N_RANKS + rules.rank(card) - 1] += 1 / rules.RANK_COPIES
+    f["centre_top_rank"] = top_rank
+    f["centre_size"] = [len(pile) / rules.N_CARDS for pile in piles]
+    f["centre_rank_count"] = counts
+    return [x for field in rules.OBSERVATION for x in f[field.name]]

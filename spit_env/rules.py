@@ -240,6 +240,8 @@ class ObsField:
 
 
 TIME_SCALE_MS = 1000  # time to landing is given in seconds, clipped to 1
+IDLE_SCALE_MS = 3000  # a player's idle time is given in units of 3 s, clipped to 1
+RANK_COPIES = 4  # cards of each rank in the deck: rank counts are given as a share of them
 
 _PLAYER_FIELDS = (
     (
@@ -268,6 +270,12 @@ _PLAYER_FIELDS = (
         "one-hot action id of the move in flight, in the player's own egocentric ids "
         "(all 0 when free; for the opponent also all 0 unless config.observe_opponent_move)",
     ),
+    (
+        "idle",
+        1,
+        "ms since the player last moved a card (a play, fill or flip landed) or since the last "
+        "spit or round start, whichever is later, / 3000, clipped to 1",
+    ),
 )
 
 _FIELDS = (
@@ -280,6 +288,12 @@ _FIELDS = (
         1,
         "ms since a card last moved / stall_timeout_ms, clipped to 1 (D17; 0 with the timeout off)",
     ),
+    (
+        "unseen_rank",
+        N_RANKS,
+        "per rank r-1: cards of rank r that no player can see (face-down stock cards and both "
+        "players' spit cards) / 4",
+    ),
     *(("self_" + n, s, m) for n, s, m in _PLAYER_FIELDS),
     *(("opp_" + n, s, m) for n, s, m in _PLAYER_FIELDS),
     (
@@ -289,6 +303,12 @@ _FIELDS = (
         "1 if its top has rank r",
     ),
     ("centre_size", 2, "per egocentric centre pile: cards in it / 52"),
+    (
+        "centre_rank_count",
+        2 * N_RANKS,
+        "per egocentric centre pile c (major: 0 own, 1 opponent's) and rank r-1: cards of rank r "
+        "in it, its top and the cards under it, / 4",
+    ),
 )
 
 

@@ -39,7 +39,8 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
         allow only WAIT; a free seat in the slap phase only SLAP (D11), elsewhere WAIT is legal;
         SLAP only in the slap phase; PLAY/FILL/FLIP only in the play phase;
       * no card has been still longer than the D17 timeout in the play phase beyond the last
-        decision epoch: ``last_move <= clock``;
+        decision epoch: ``last_move <= clock``; ``last_move`` is the later of the players'
+        ``moved`` times;
       * terminated and truncated are never both set; phase "over" <=> terminated or truncated;
         winner is -1 unless terminated;
       * with ``out``: rewards are zero-sum and in {-1, 0, 1}, out.terminated / out.truncated are
@@ -121,6 +122,9 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
               "WAIT must be legal except for a free seat in the slap phase (D11)")
     if (st.last_move > st.clock).any():
         _fail(_first(st.last_move > st.clock), "last_move is later than the clock")
+    if (st.moved.max(axis=1) != st.last_move).any():
+        _fail(_first(st.moved.max(axis=1) != st.last_move),
+              "last_move is not the later of the players' moved times")
     only_wait = (~st.free) | over[:, None]
     bad = only_wait & mask[:, :, 1:].any(axis=2)
     if bad.any():

@@ -3,6 +3,7 @@ observation table, randomness as an input, the time model on hand-made deals, an
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import numpy as np
@@ -89,6 +90,9 @@ def _expected_observation(snap: dict, seat: int, config: SpitConfig) -> dict[str
     timeout = config.stall_timeout_ms
     f["stall_timer"] = [0.0 if timeout is None else
                         min((snap["clock_ms"] - snap["last_move_ms"]) / timeout, 1.0)]
+    face_up = [c for player in snap["stocks"] for place in player for c, up in place if up]
+    seen = face_up + snap["centre"][0] + snap["centre"][1]
+    f["unseen_rank"] = [(4 - sum(rules.rank(c) == r for c in seen)) / 4 for r in range(1, 14)]
     for prefix, q in (("self_", seat), ("opp_", 1 - seat)):
         places = snap["stocks"][q]
         top_rank = np.zeros((rules.N_STOCKS, rules.N_RANKS))
@@ -110,12 +114,15 @@ def _expected_observation(snap: dict, seat: int, config: SpitConfig) -> dict[str
         if move is not None and (prefix == "self_" or config.observe_opponent_move):
             onehot[move["action"]] = 1
         f[prefix + "move_in_flight"] = onehot
+        f[prefix + "idle"] = [min((snap["clock_ms"] - snap["moved_ms"][q]) / 3000, 1.0)]
     centre_rank = np.zeros((2, rules.N_RANKS))
     for c, pile in enumerate((seat, 1 - seat)):
         if snap["centre"][pile]:
             centre_rank[c, rules.rank(snap["centre"][pile][-1]) - 1] = 1
     f["centre_top_rank"] = centre_rank.reshape(-1)
     f["centre_size"] = [len(snap["centre"][seat]) / 52, len(snap["centre"][1 - seat]) / 52]
+    f["centre_rank_count"] = [sum(rules.rank(c) == r for c in snap["centre"][pile]) / 4
+                              for pile in (seat, 1 - seat) for r in range(1, 14)]
     return {k: np.asarray(v, np.float32) for k, v in f.items()}
 
 
@@ -150,11 +157,14 @@ def test_observation_fields_decode_to_the_snapshot(observe_opponent_move):
     assert seen_busy_opp > 0
 
 
+@pytest.mark.parametrize("cached", [False, True])
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_every_observation_is_bit_for_bit_the_decoded_snapshot(name):
+def test_every_observation_is_bit_for_bit_the_decoded_snapshot(name, cached, monkeypatch):
     """Every row, both seats and one seat per row: the observation's bits are those of the float32
     of the exact values decoded from the snapshot (the builder's lookup tables and scatters must
-    not change a bit)."""
+    not change a bit), whether the whole batch is built from scratch or served by the cache."""
+    monkeypatch.setattr(importlib.import_module("spit_env.core.observe"), "CACHED_BATCH",
+                        1 if cached else 10**9)
     config = CONFIGS[name]
     rng = np.random.default_rng(8)
     b = 12
@@ -396,7 +406,7 @@ def test_snapshot_is_plain_json():
         state, _ = core.step(state, random_joint_actions(core.legal_action_mask(state), rng, WAIT_BIAS))
     snap = core.snapshot(state, 1)
     assert json.loads(json.dumps(snap)) == snap
-    assert set(snap) == {"clock_ms", "last_move_ms", "round", "phase", "stocks", "spit", "centre", "scores",
+    assert set(snap) == {"clock_ms", "last_move_ms", "moved_ms", "round", "phase", "stocks", "spit", "centre", "scores",
                          "in_flight", "decisions", "winner", "terminated", "truncated"}
 
 

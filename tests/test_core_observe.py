@@ -5,11 +5,15 @@ SpitVecEnv, which observes only the seats it needs, gives the observations of th
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
 from spit_env import SpitConfig, SpitVecEnv, core, rules
 from spit_env.policy import uniform_legal_actions
+
+OBSERVE = importlib.import_module("spit_env.core.observe")  # the module behind core.observe
 
 CONFIGS = {
     "default": SpitConfig(max_game_ms=60_000),
@@ -114,3 +118,107 @@ def test_vec_env_observations_and_masks_are_the_full_views_learner_rows(opponent
         obs, _, dones, infos = venv.step(uniform_legal_actions(masks, rng))
         for i in np.flatnonzero(dones):
             assert infos[i]["terminal_observation"].shape == (rules.OBS_DIM,)
+
+
+# --- the cached observation of a whole batch ------------------------------------------------------
+@pytest.fixture
+def cache_every_batch(monkeypatch):
+    """Serve every whole-batch ``observe`` from the cache, whatever the batch size."""
+    monkeypatch.setattr(OBSERVE, "CACHED_BATCH", 1)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_cached_observe_is_the_observation_built_from_scratch(name, cache_every_batch):
+    """Along random runs that change the state by every core function (steps of some rows,
+    resets, forced WAITs jumped over, hidden cards and streams replaced), the cached whole-batch
+    observation equals the one built from scratch, bit for bit, whether it is asked for at every
+    step or after several; check_caches says the same."""
+    config = CONFIGS[name]
+    rng = np.random.default_rng(7)
+    checked = 0
+    for k, (state, _) in enumerate(_runs(config, batch=20, steps=160, seed=2)):
+        b = state.batch_size
+        if k % 23 == 5:
+            core.replace_hidden(state, rng.random(b) < 0.5, rng=rng)
+        if k % 17 == 3:
+            some = rng.random(b) < 0.5
+            core.reseed_rows(state, some, rng.integers(0, 2**63, int(some.sum()), dtype=np.uint64))
+        if k % 5 == 1:
+            free = np.flatnonzero((state.fl_action < 0).any(axis=1))
+            seats = np.argmax(state.fl_action < 0, axis=1)[free]
+            core.fast_forward(state, free, seats)
+        if k % 3 == 2:
+            continue  # several changes between two calls
+        obs = core.observe(state)
+        scratch = core.observe(state, np.arange(b))  # a part: always built from scratch
+        np.testing.assert_array_equal(obs.view(np.uint32), scratch.view(np.uint32), err_msg=f"step {k}")
+        core.check_caches(state)
+        checked += 1
+    assert checked > 100
+
+
+def test_cached_observation_arrays_are_new_and_copies_have_their_own_cache(cache_every_batch):
+    state = core.init(CONFIGS["default"], 8, 1)
+    rng = np.random.default_rng(0)
+    first = core.observe(state)
+    kept = first.copy()
+    first[:] = 0.5  # the caller's array: writing to it changes nothing in the state
+    twin = state.copy()
+    for _ in range(5):
+        state, _ = core.step(state, uniform_legal_actions(core.legal_action_mask(state), rng))
+    second = core.observe(state)
+    assert second is not first and not np.shares_memory(second, first)
+    np.testing.assert_array_equal(core.observe(twin), kept)  # the copy's cache is its own
+    np.testing.assert_array_equal(second, core.observe(state, np.arange(8)))
+    copies = core.copy_rows(state, [3], 4)
+    np.testing.assert_array_equal(core.observe(copies), np.repeat(second[[3]], 4, axis=0))
+
+
+def test_a_stale_observation_cache_is_caught(cache_every_batch):
+    state = core.init(CONFIGS["default"], 4, 1)
+    core.observe(state)
+    state._obs.flags[2, 1, rules.OBS["centre_top_rank"].start] ^= 1  # as if a change was missed
+    with pytest.raises(AssertionError, match="row 2"):
+        core.check_caches(state)
+
+
+def test_large_batches_use_the_cache_and_small_ones_do_not():
+    """The default threshold: a batch of CACHED_BATCH games keeps a cache, one game fewer does not;
+    both give the observation built from scratch."""
+    n = OBSERVE.CACHED_BATCH
+    rng = np.random.default_rng(1)
+    for batch, cached in ((n, True), (n - 1, False)):
+        state = core.init(CONFIGS["default"], batch, 3)
+        for _ in range(12):
+            np.testing.assert_array_equal(core.observe(state), core.observe(state, np.arange(batch)))
+            state, _ = core.step(state, uniform_legal_actions(core.legal_action_mask(state), rng))
+        assert (state._obs is not None) == cached
+
+
+# --- no peeking -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize("cached", [False, True])
+def test_observations_do_not_depend_on_hidden_cards(name, cached, monkeypatch):
+    """Another arrangement of every row's hidden cards (face-down stock cards and both players'
+    spit cards, shuffled across both players' slots) leaves every observation unchanged, bit for
+    bit, the whole batch and one seat per row alike, while the hidden cards (and so the rank of
+    the next spit card or of a face-down top) did change: no field may read a hidden card, only
+    what the seat sees."""
+    monkeypatch.setattr(OBSERVE, "CACHED_BATCH", 1 if cached else 10**9)
+    rng = np.random.default_rng(11)
+    changed = 0
+    for k, (state, _) in enumerate(_runs(CONFIGS[name], batch=16, steps=120, seed=4)):
+        if k % 10 != 9:
+            continue
+        b = state.batch_size
+        seats = rng.integers(0, 2, b)
+        before, one = core.observe(state), core.observe(state, np.arange(b), seats)
+        hidden = core.hidden_cards(state)
+        core.replace_hidden(state, np.arange(b), rng=rng)
+        ranks = np.where(hidden >= 0, hidden % rules.N_RANKS, -1)
+        now = core.hidden_cards(state)
+        changed += int((np.where(now >= 0, now % rules.N_RANKS, -1) != ranks).any(axis=1).sum())
+        np.testing.assert_array_equal(core.observe(state).view(np.uint32), before.view(np.uint32))
+        np.testing.assert_array_equal(core.observe(state, np.arange(b), seats).view(np.uint32),
+                                      one.view(np.uint32))
+    assert changed > 50  # the arrangements moved hidden ranks between slots in most rows

@@ -1,7 +1,8 @@
 """Differential test: the batched core (spit_env.core) against the scalar reference game
 (spit_env.reference.ReferenceGame), fed the same seeds, deals and moves, must agree on every field of
 every snapshot, every mask, reward, termination / truncation / illegal flag and event, at every
-step, for every row of a batch whose rows are at different stages (rows re-started at different
+step (and on both seats' observations, the reference's built in plain Python from its own table,
+at every fourth step), for every row of a batch whose rows are at different stages (rows re-started at different
 times with new game ids, partial steps with ``rows=``), and for batches whose games play at latencies
 of their own (``core.init`` / ``core.reset`` with ``latency=``), each compared with a reference game
 of that game's config.
@@ -129,7 +130,8 @@ def run_differential(name, config, deal_share, illegal_rate, n_games, batch, see
                latency=latencies())
     started = batch
     done_since = np.full(batch, -1)
-    stats = {"started": batch, "games": 0, "steps": 0, "events": 0, "terminated": 0, "truncated": 0}
+    stats = {"started": batch, "games": 0, "steps": 0, "events": 0, "terminated": 0, "truncated": 0,
+             "observations": 0}
 
     def where(row, step):
         gid, deal, ref, _ = games[row]
@@ -209,6 +211,18 @@ def run_differential(name, config, deal_share, illegal_rate, n_games, batch, see
             stats["terminated"] += want[1]
             stats["truncated"] += want[2]
         stats["events"] += len(out.events)
+        if step_no % 4 == 0:  # the observations: the reference's plain-Python ones, bit for bit
+            obs = core.observe(state)
+            for i in range(batch):
+                for p in range(rules.N_PLAYERS):
+                    want = np.asarray(games[i][2].observation(p), np.float32)
+                    if obs[i, p].tobytes() != want.tobytes():
+                        bad = int(np.flatnonzero(obs[i, p] != want)[0])
+                        field = next(f.name for f in rules.OBSERVATION if f.start <= bad < f.stop)
+                        raise AssertionError(
+                            f"observation differs: {where(i, step_no)}, seat {p}, entry {bad} "
+                            f"({field}): core {obs[i, p, bad]!r} reference {want[bad]!r}")
+            stats["observations"] += 2 * batch
         ended = out.terminated | out.truncated
         done_since[ended] = step_no
         step_no += 1
@@ -224,6 +238,7 @@ def test_core_matches_reference(name, config, deal_share, illegal_rate):
     assert stats["started"] == 210  # every game started was compared at every step
     assert stats["games"] >= 150  # most were played to their end (some re-started mid-game)
     assert stats["terminated"] + stats["truncated"] == stats["games"]
+    assert stats["observations"] > 0
 
 
 def test_differential_covers_the_rare_paths():

@@ -38,7 +38,12 @@ def _from_snapshot(snap: dict, seat: int, config: SpitConfig) -> dict:
                                for q in (seat, 1 - seat)],
            "centre_size": [len(snap["centre"][q]) for q in (seat, 1 - seat)],
            "stall_timer": 0.0 if config.stall_timeout_ms is None else
-           min((snap["clock_ms"] - snap["last_move_ms"]) / config.stall_timeout_ms, 1.0)}
+           min((snap["clock_ms"] - snap["last_move_ms"]) / config.stall_timeout_ms, 1.0),
+           "centre_rank_count": [[sum(rules.rank(c) == r for c in snap["centre"][q])
+                                  for r in range(1, 14)] for q in (seat, 1 - seat)]}
+    seen = [c for player in snap["stocks"] for place in player for c, up in place if up]
+    seen += snap["centre"][0] + snap["centre"][1]
+    out["unseen_rank"] = [4 - sum(rules.rank(c) == r for c in seen) for r in range(1, 14)]
     for prefix, q in (("self_", seat), ("opp_", 1 - seat)):
         places = snap["stocks"][q]
         out[prefix + "stock_top_rank"] = [rules.rank(pl[-1][0]) if pl and pl[-1][1] else 0 for pl in places]
@@ -51,6 +56,7 @@ def _from_snapshot(snap: dict, seat: int, config: SpitConfig) -> dict:
         shown = move is not None and (prefix == "self_" or config.observe_opponent_move)
         out[prefix + "move_in_flight"] = move["action"] if shown else -1
         out[prefix + "time_to_land"] = 0.0 if move is None else min(move["lands_ms"] - snap["clock_ms"], 1000)
+        out[prefix + "idle"] = min(snap["clock_ms"] - snap["moved_ms"][q], 3000)
     return out
 
 
@@ -76,6 +82,8 @@ def test_decoded_fields_match_the_snapshot(observe_opponent_move):
     assert checked > 0
     assert view.self_stock_top_rank.dtype == np.int64 and view.self_busy.dtype == np.bool_
     assert view.centre_top_rank.shape == (8, 2) and view.self_stock_height.shape == (8, 5)
+    assert view.unseen_rank.shape == (8, 13) and view.centre_rank_count.shape == (8, 2, 13)
+    assert view.unseen_rank.dtype == np.int64 and view.opp_idle.dtype == np.float64
 
 
 def test_one_observation_reads_as_a_batch_of_one_and_bad_shapes_are_named():

@@ -37,7 +37,7 @@ CHECKS = {
         import numpy as np
         assert terminated or truncated
         assert reward in (-1.0, 0.0, 1.0) and info["learner_seat"] in (0, 1)
-        assert obs.shape == (241,) and obs.dtype == np.float32
+        assert obs.shape == (282,) and obs.dtype == np.float32  # the README says so
         assert mask.shape == (23,) and mask.dtype == bool
     """),
     "sb3": ("MaskablePPO(", ("sb3_contrib",), """

@@ -96,6 +96,11 @@ class Args:
     agents.ppo.racer_features), so the network starts from the heuristic's analysis instead of
     learning it from the one-hot ranks (input length D + 23 + 40 with --obs-mask). Saved with
     the model, like --obs-mask."""
+    obs_leave_out: tuple[str, ...] = ()
+    """Observation fields the network does not read (names of spit_env.rules.OBSERVATION), to
+    measure what a field adds, e.g. unseen_rank, self_idle, opp_idle, centre_rank_count (what a
+    strong player tracks). Saved with the model (its obs_fields): agents.make("ppo") reads the
+    same fields. With --resume the checkpoint's fields stay."""
     bc_steps: int = 1500
     """Behaviour-cloning warm start: gradient steps of masked cross-entropy that fit the actor
     to --bc-teacher's moves before PPO starts (0 = off; the value network is left to PPO; not

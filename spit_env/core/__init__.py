@@ -35,7 +35,8 @@ The modules, in the order they build on each other: ``tables`` (constants, place
 bits, the streams inlined), ``events``, ``arguments`` (argument checks), ``latencies`` (the seats'
 latency models), ``state`` (CoreState, StepOutput and the check of its caches), ``mask``,
 ``rounds`` (layouts, spits, round ends, slaps, re-deals, the stall check), ``deal`` (init,
-reset), ``step``, ``observe`` (observations, snapshots), ``planning``.
+reset), ``step``, ``obs_build`` (the observation's layout, built from scratch or updated from a
+cache of what a move changes), ``observe`` (observations, snapshots), ``planning``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """What the games look like: the observation vectors (:func:`observe`) and snapshots.
 
-``observe`` builds the egocentric float32 vectors of ``rules.OBSERVATION`` (docs/ENVIRONMENTS.md
-has the table) straight from the state arrays, every value written once; ``snapshot`` gives one
-game's public table as plain Python, the reference game's format.
+``observe`` gives the egocentric float32 vectors of ``rules.OBSERVATION`` (docs/ENVIRONMENTS.md
+has the table). A large batch is served from a cache in the state that keeps the one-hot entries
+of the stock and centre piles, most of every vector, and rewrites only those a move changed
+(``obs_build.update_observation``); a part of a batch (``rows`` / ``seat``) and a small batch are
+built from scratch (``obs_build.build_observation``). Both give the same values, bit for bit.
+``snapshot`` gives one game's public table as plain Python, the reference game's format.
 """
 
 from __future__ import annotations
@@ -11,25 +14,16 @@ import numpy as np
 
 from .. import rules
 from ..checks import check_int
-from ..config import SpitConfig
-from .arguments import arange, select
+from .arguments import select
+from .obs_build import ObsCache, build_observation, update_observation
 from .state import CoreState
-from .tables import (
-    CODE_KIND,
-    CODE_RANK,
-    N_CODES,
-    PILE_PAIRS,
-    PLACE_FACE_DOWN,
-    PLACE_FILLABLE,
-    PLACE_UP,
-    RANK,
-    H,
-    N,
-    P,
-    S,
-)
+from .tables import P
 
-__all__ = ["observe", "snapshot"]
+__all__ = ["observe", "snapshot", "check_observation_cache"]
+
+#: batches of at least this many games are served from the cache (below it, the call's fixed
+#: cost outweighs what the cache saves)
+CACHED_BATCH = 512
 
 
 def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
@@ -38,6 +32,10 @@ def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
     Row [b, p] is seat p's view: ``self_*`` fields are p's, ``opp_*`` the opponent's, centre pile
     c = 0 is p's own. The opponent's move in flight is shown only with
     ``config.observe_opponent_move`` (its busy flag and time to landing always are).
+
+    The whole batch (no ``rows``, no ``seat``) of B >= 512 games comes from a cache kept in the
+    state (about 0.9 KB per game: the one-hot entries as (B, P, D) uint8, and what the rest is
+    made of), that each call brings up to date with what changed since the one before.
 
     Args:
         state: the games.
@@ -54,233 +52,36 @@ def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
         ValueError: bad ``rows`` or ``seat``.
     """
     if rows is None and seat is None:
-        return _build_observation(state, None, None)
+        if state.batch_size < CACHED_BATCH:
+            return build_observation(state, None, None)
+        return _cached(state)
     idx, sp = select(state, rows, seat)
-    return _build_observation(state, idx, sp)
+    return build_observation(state, idx, sp)
 
 
-def _stall_timer(cfg: SpitConfig, clock: np.ndarray, last_move: np.ndarray) -> np.ndarray:
-    """The ``stall_timer`` observation field (D17).
+def _cached(st: CoreState) -> np.ndarray:
+    """Every game's observation from the state's cache, brought up to date: a new array."""
+    cache = st._obs
+    if cache is None or cache.flags.shape[0] != st.batch_size:
+        obs = build_observation(st, None, None)
+        st._obs = ObsCache(st, obs)
+        return obs
+    return update_observation(st, cache, np.empty((st.batch_size, P, rules.OBS_DIM), np.float32))
 
-    The ``stall_timer`` observation: ms since a card last moved / stall_timeout_ms, clipped to 1
-    (D17); 0 with the timeout off.
+
+def check_observation_cache(st: CoreState) -> None:
+    """Check that the state's observation cache, brought up to date, gives a build from scratch.
+
+    Raises:
+        AssertionError: naming the first row whose cached observation differs.
     """
-    if cfg.stall_timeout_ms is None:
-        return np.zeros(clock.shape)
-    return np.minimum((clock - last_move) / cfg.stall_timeout_ms, 1.0)
-
-
-def _layout_blocks() -> tuple[int, int, int]:
-    """(start of the self_ block, start of the opp_ block, W) of the observation layout.
-
-    Checks the layout the builder relies on: the row fields come first, then the ``self_*``
-    fields, then the ``opp_*`` fields in the same order (a player block of W floats each).
-    """
-    selfs = [f for f in rules.OBSERVATION if f.name.startswith("self_")]
-    opps = [f for f in rules.OBSERVATION if f.name.startswith("opp_")]
-    start, width = selfs[0].start, selfs[-1].stop - selfs[0].start
-    assert sum(f.size for f in selfs) == width, "self_ fields must be contiguous"
-    for f in opps:
-        g = rules.OBS["self_" + f.name[4:]]
-        assert f.start - opps[0].start == g.start - start and f.size == g.size, (
-            "opp_ layout != self_"
-        )
-    assert opps[0].start == start + width, "the opp_ block must follow the self_ block"
-    assert [f.name for f in rules.OBSERVATION[:5]] == [
-        "phase", "one_pile_round", "clock", "round", "stall_timer"] and start == 7, (
-        "the row fields must come first"
-    )
-    return start, opps[0].start, width
-
-
-#: A player block is the run of ``self_*`` (or ``opp_*``) fields: W floats starting at _SELF0
-#: (or _OPP0 = _SELF0 + W), the same layout for both. The row fields fill [0, _SELF0).
-_SELF0, _OPP0, _W = _layout_blocks()
-_EGO = np.array([[0, 1], [1, 0]], np.intp)  # [seat, egocentric pile c] -> absolute pile
-_SELF_OPP = np.array([0, 1], np.intp)  # flat player index ^ this: the seat, then its opponent
-#: by phase: the row fields (phase one-hot, then zeros for one_pile_round ... stall_timer)
-_ONE_HOT_ROW = np.eye(3, _SELF0, dtype=np.float32)
-
-
-def _rel(name: str) -> int:
-    """The offset of player field ``name`` within a (self_ or opp_) player block."""
-    return rules.OBS["self_" + name].start - _SELF0
-
-
-# Observation values as float32 lookup tables. A table entry is the float32 of the float64
-# quotient, so a lookup gives exactly what dividing in float64 and storing as float32 gives.
-_HEIGHT_F = (np.arange(H + 1) / H).astype(np.float32)  # stock_height, by cards in the place
-_CARDS_F = (np.arange(N + 1) / N).astype(np.float32)  # spit_count, cards_held, centre_size
-# By ``pidx // PILE_PAIRS = s * N_CODES + place code`` of stock place s (the legal-move cache,
-# which encodes its face-up rank and whether its top is face down, tables.py): the offset within
-# a player block of the place's one-hot face-up rank column (the place's first column when none),
-# whether that column is set, and the stock_top_face_down value.
-_PLACE_CODES = np.arange(S * N_CODES)
-_CODE_OF = _PLACE_CODES % N_CODES
-_FACE_UP = (CODE_KIND[_CODE_OF] == PLACE_UP) | (CODE_KIND[_CODE_OF] == PLACE_FILLABLE)
-_PLACE_RANK = np.where(_FACE_UP, CODE_RANK[_CODE_OF], 0)  # 1-13 face-up rank, 0 none
-_PLACE_ON = (_PLACE_RANK > 0).astype(np.float32)
-_PLACE_FD = (CODE_KIND[_CODE_OF] == PLACE_FACE_DOWN).astype(np.float32)
-# By the top card + 1 of a centre pile: the column of its one-hot rank, and whether it is set.
-_PILE_COL = np.maximum(RANK.astype(np.intp) - 1, 0)
-_PILE_ON = (RANK > 0).astype(np.float32)
-
-# offsets, resolved once: _O_* in the whole vector, _B_* within a player block
-_O_ONE_PILE, _O_CLOCK = rules.OBS["one_pile_round"].start, rules.OBS["clock"].start
-_O_ROUND, _O_STALL = rules.OBS["round"].start, rules.OBS["stall_timer"].start
-_O_CTR, _O_CSIZE = rules.OBS["centre_top_rank"].slice, rules.OBS["centre_size"].slice
-_O_OPP_MOVE = rules.OBS["opp_move_in_flight"].slice
-_B_FD = slice(_rel("stock_top_face_down"), _rel("stock_top_face_down") + S)
-_B_HEIGHT = slice(_rel("stock_height"), _rel("stock_height") + S)
-_B_SPIT, _B_HELD, _B_SCORE = _rel("spit_count"), _rel("cards_held"), _rel("score")
-_B_BUSY, _B_TTL, _B_MOVE = _rel("busy"), _rel("time_to_land"), _rel("move_in_flight")
-#: by ``pidx // PILE_PAIRS``: the offset within a player block of the place's rank column to write
-_PLACE_AT = (_rel("stock_top_rank") + rules.N_RANKS * (_PLACE_CODES // N_CODES)
-             + np.maximum(_PLACE_RANK - 1, 0)).astype(np.intp)
-#: the block's run of scalar fields (stock_top_face_down ... time_to_land), contiguous
-_B_SCAL = slice(_B_FD.start, _B_TTL + 1)
-assert _B_SCAL.stop - _B_SCAL.start == 3 * S and _B_MOVE == _B_SCAL.stop, "block layout"
-# offsets within that run
-_C_FD = slice(_B_FD.start - _B_SCAL.start, _B_FD.stop - _B_SCAL.start)
-_C_HEIGHT = slice(_B_HEIGHT.start - _B_SCAL.start, _B_HEIGHT.stop - _B_SCAL.start)
-_C_SPIT, _C_HELD, _C_SCORE, _C_BUSY, _C_TTL = (
-    b - _B_SCAL.start for b in (_B_SPIT, _B_HELD, _B_SCORE, _B_BUSY, _B_TTL))
-#: (2,) the offset of each egocentric centre pile's 13 rank columns in the whole vector
-_O_CTR_AT = _O_CTR.start + rules.N_RANKS * np.arange(2)
-
-
-def _take(arr: np.ndarray, index: np.ndarray | None) -> np.ndarray:
-    """``arr`` at flat indices of its batch axes (None: ``arr`` itself).
-
-    A (B,) array is indexed by rows; a (B, P, ...) array by flat player (or pile) indices
-    ``b * P + p``, giving ``index.shape + arr.shape[2:]``.
-    """
-    if index is None:
-        return arr
-    if arr.ndim > 1:
-        arr = arr.reshape((-1,) + arr.shape[2:])
-    return arr.take(index, axis=0)
-
-
-def _build_observation(st: CoreState, idx: np.ndarray | None,
-                       sp: np.ndarray | None) -> np.ndarray:
-    """The observation builder behind :func:`observe` (the only one).
-
-    Shapes: ``idx`` None (every row) or (n,) row indices; ``sp`` None (both seats of each row,
-    returns (n, P, D)) or (n,) seats (seat sp[j] of row idx[j], returns (n, D)).
-
-    The output starts as zeros and every value is written once, straight into its place: no
-    intermediate block is built and copied. Each player block (the ``self_*`` / ``opp_*``
-    fields) is computed once per (row, player) it shows and written to each place it shows in:
-    for both seats, player p's block to seat p's ``self_`` place and seat 1 - p's ``opp_``
-    place; for one seat per row, the seat's block to ``self_`` and its opponent's to ``opp_``.
-    One-hot fields are one scatter of their set entries, small integer fields table lookups.
-    Row fields (phase, clock, round, stall timer) are computed once per row.
-    """
-    cfg = st.config
-    both = sp is None
-    n = st.batch_size if idx is None else idx.size
-    D = rules.OBS_DIM
-    if both:
-        obs = np.zeros((n, P, D), np.float32)
-        # FP (n, 2): flat player indices (b * P + player) of players 0 and 1 (None: every row's)
-        FP = None if idx is None else (idx * P)[:, None] + _SELF_OPP
-        # player p's block: seat p's self_ place, then seat 1 - p's opp_ place
-        places = (obs[:, :, _SELF0:_OPP0], obs[:, ::-1, _OPP0:_OPP0 + _W])
-        starts = _block_starts(n)  # (2, n, 2, 1) flat starts of those places
-    else:
-        obs = np.zeros((n, D), np.float32)
-        FP = (idx * P + sp)[:, None] ^ _SELF_OPP  # the seat, then its opponent
-        places = (obs[:, _SELF0:_SELF0 + 2 * _W].reshape(n, 2, _W),)
-        starts = (arange(n)[:, None, None] * D + (_SELF0 + _W * _SELF_OPP)[:, None],)
-    flat = obs.reshape(-1)
-    clock = _take(st.clock, idx)
-    _player_blocks(st, FP, clock, places, flat, starts)
-
-    # the row fields (phase ... stall_timer), computed once per row: (n, 7) float32
-    row = _ONE_HOT_ROW.take(_take(st.phase, idx), axis=0)
-    cn = st.centre_n if idx is None else st.centre_n.take(idx, axis=0)  # (n, 2), absolute piles
-    row[:, _O_ONE_PILE] = (cn[:, 0] == 0) | (cn[:, 1] == 0)  # D4
-    row[:, _O_CLOCK] = np.minimum(clock / cfg.max_game_ms, 1.0)
-    row[:, _O_ROUND] = _take(st.rounds, idx) / cfg.max_rounds
-    row[:, _O_STALL] = _stall_timer(cfg, clock, _take(st.last_move, idx))  # D17
-    # the egocentric centre piles (own, opponent's) of each output vector
-    if both:
-        obs[:, :, :_SELF0] = row[:, None, :]
-        ct = st.centre_top if idx is None else st.centre_top.take(idx, axis=0)
-        cte, cne = ct[:, _EGO], cn[:, _EGO]  # (n, seat, egocentric pile)
-        at = arange(n * P).reshape(n, P, 1) * D  # flat start of each output vector
-    else:
-        obs[:, :_SELF0] = row
-        # a seat's own pile has the seat's index: FP (the seat, its opponent) indexes them
-        cte, cne = st.centre_top.reshape(-1).take(FP), st.centre_n.reshape(-1).take(FP)
-        at = arange(n)[:, None] * D
-    cte = cte.astype(np.intp) + 1
-    flat[(at + _O_CTR_AT + _PILE_COL.take(cte)).reshape(-1)] = _PILE_ON.take(cte.reshape(-1))
-    obs[..., _O_CSIZE] = _CARDS_F.take(cne)
-    if not cfg.observe_opponent_move:
-        obs[..., _O_OPP_MOVE] = 0.0
-    return obs
-
-
-_BLOCK_STARTS: dict = {}
-
-
-def _block_starts(n: int) -> np.ndarray:
-    """(2, n, 2, 1) intp: the flat start, in an (n, P, D) output, of player p's block in row j.
-
-    ``[0, j, p]``: seat p's ``self_`` place; ``[1, j, p]``: seat 1 - p's ``opp_`` place.
-    Cached per n (read-only), like ``arguments.arange``.
-    """
-    s = _BLOCK_STARTS.get(n)
-    if s is None:
-        if len(_BLOCK_STARTS) > 64:
-            _BLOCK_STARTS.clear()
-        seat = arange(n)[:, None] * P + np.arange(P)  # (n, 2): row j, seat p
-        s = np.stack([seat * rules.OBS_DIM + _SELF0, seat[:, ::-1] * rules.OBS_DIM + _OPP0])
-        s = _BLOCK_STARTS[n] = s[..., None].astype(np.intp)
-        s.flags.writeable = False
-    return s
-
-
-def _player_blocks(st: CoreState, FP, clock: np.ndarray, places, flat: np.ndarray,
-                   starts) -> None:
-    """Write the player blocks of players ``FP`` to each of their ``places`` (zeros on entry).
-
-    ``FP``: (n, 2) flat player indices, or None for players 0 and 1 of every row; ``clock``: the
-    (n,) clocks of those rows; ``places``: (n, 2, W) views of the output, one per place a block
-    shows in, each being ``flat`` (a flat view of the output) with block (j, k) starting at the
-    matching ``starts[i][j, k, 0]``.
-    """
-    cfg = st.config
-    pcode = _take(st.pidx, FP) // np.int32(PILE_PAIRS)  # (n, 2, S): s * N_CODES + code
-    h = _take(st.height, FP)
-    # the scalar fields, side by side as they lie in a block: (n, 2, 15) float32
-    scal = np.empty(h.shape[:2] + (_B_SCAL.stop - _B_SCAL.start,), np.float32)
-    scal[:, :, _C_FD] = _PLACE_FD.take(pcode)
-    scal[:, :, _C_HEIGHT] = _HEIGHT_F.take(h)
-    spn = _take(st.spit_n, FP)
-    scal[:, :, _C_SPIT] = _CARDS_F.take(spn)
-    held = h[:, :, 0] + h[:, :, 1] + h[:, :, 2] + h[:, :, 3] + h[:, :, 4] + spn  # <= 52
-    scal[:, :, _C_HELD] = _CARDS_F.take(held)
-    if cfg.scoring == "points":
-        scal[:, :, _C_SCORE] = np.minimum(
-            _take(st.scores, FP) / cfg.target_points, 1.0)
-    else:
-        scal[:, :, _C_SCORE] = 0.0
-    rank_at = _PLACE_AT.take(pcode)  # (n, 2, S)
-    rank_on = _PLACE_ON.take(pcode.reshape(-1))
-    fa = _take(st.fl_action, FP)
-    busy = fa >= 0
-    scal[:, :, _C_BUSY] = busy
-    to_land = (_take(st.fl_land, FP) - clock[:, None]) / rules.TIME_SCALE_MS
-    scal[:, :, _C_TTL] = np.where(busy, np.minimum(to_land, 1.0), 0.0)
-    move_at = (_B_MOVE + np.maximum(fa, 0)).reshape(-1)
-    moving = busy.reshape(-1).astype(np.float32)
-    for blk, start in zip(places, starts, strict=True):
-        flat[(start + rank_at).reshape(-1)] = rank_on
-        flat[start.reshape(-1) + move_at] = moving
-        blk[:, :, _B_SCAL] = scal
+    if st._obs is None:
+        return
+    cached, fresh = _cached(st), build_observation(st, None, None)
+    bad = (cached != fresh).reshape(st.batch_size, -1).any(axis=1)
+    if bad.any():
+        raise AssertionError(f"row {int(np.flatnonzero(bad)[0])}: the cached observation "
+                             "disagrees with the state")
 
 
 def snapshot(state: CoreState, row: int) -> dict:
@@ -301,6 +102,7 @@ def snapshot(state: CoreState, row: int) -> dict:
     return {
         "clock_ms": int(st.clock[i]),
         "last_move_ms": int(st.last_move[i]),
+        "moved_ms": st.moved[i].tolist(),
         "round": int(st.rounds[i]),
         "phase": rules.PHASE_NAMES[int(st.phase[i])],
         "stocks": stocks,

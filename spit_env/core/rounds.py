@@ -17,7 +17,20 @@ from .. import rules, streams
 from .events import Events
 from .mask import table_bits
 from .state import CoreState, StepOutput, blank_output
-from .tables import ALL_CARDS, HEIGHTS, NO_LAND, OVER, PLAY, SLAP, TABLE_BITS, N, P, S, place_index
+from .tables import (
+    ALL_CARDS,
+    HEIGHTS,
+    NO_LAND,
+    OVER,
+    PLAY,
+    RANK32,
+    SLAP,
+    TABLE_BITS,
+    N,
+    P,
+    S,
+    place_index,
+)
 
 
 def cancel(st: CoreState, idx) -> None:
@@ -32,6 +45,7 @@ def clear_centre(st: CoreState, idx) -> None:
     st.centre[idx] = -1
     st.centre_n[idx] = 0
     st.centre_top[idx] = -1
+    st.centre_ranks[idx] = 0
 
 
 def layout(st: CoreState, idx: np.ndarray, p: int, pack: np.ndarray, count: np.ndarray) -> None:
@@ -59,9 +73,11 @@ def spit(st: CoreState, idx: np.ndarray, ev: Events | None, why) -> None:
     """The spit (D4) in rows ``idx``.
 
     Each player of those rows with spit cards turns its next one onto its own centre pile; a card
-    has moved (D17). ``why``: rules.SPIT_*, one value or (n,) per row (the event value).
+    has moved (D17), and for each player's ``moved`` too. ``why``: rules.SPIT_*, one value or (n,)
+    per row (the event value).
     """
     st.last_move[idx] = st.clock[idx]
+    st.moved[idx] = st.clock[idx, None]
     sn, cn = st.spit_n.reshape(-1), st.centre_n.reshape(-1)
     spits, centre, ctop = st.spit.reshape(-1), st.centre.reshape(-1), st.centre_top.reshape(-1)
     for p in range(P):
@@ -78,6 +94,7 @@ def spit(st: CoreState, idx: np.ndarray, ev: Events | None, why) -> None:
         centre[f2 * N + ch] = card
         cn[f2] = ch + 1
         ctop[f2] = card
+        st.centre_ranks.reshape(-1)[f2 * rules.N_RANKS + RANK32[card + 1] - 1] += 1
         if ev is not None:
             rows_p = f2 // P
             ev.add(rows_p, rules.EV_SPIT, p, st.clock[rows_p], -1, card, p,

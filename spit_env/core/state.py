@@ -15,9 +15,9 @@ from ..config import SpitConfig
 from . import mask
 from .events import EventLog
 from .latencies import stacked_table
-from .tables import NO_LAND, U64, P, S, latency_keys, place_index, rule_tables
+from .tables import NO_LAND, RANK32, U64, P, S, latency_keys, place_index, rule_tables
 
-__all__ = ["CoreState", "StepOutput", "check_caches"]
+__all__ = ["CoreState", "StepOutput", "check_caches", "centre_rank_counts"]
 
 
 @dataclass(eq=False)
@@ -26,8 +26,9 @@ class CoreState:
 
     Cards are ids 0-51 (D2), -1 marks "no card"; entries beyond a pile's count are always -1. Times
     are integer ms. Read the arrays freely but change them only through the core's functions:
-    ``top``, ``pidx``, ``centre_top`` and ``lat_key`` are caches that the core keeps in step with
-    the rest, and the legal-move bits are cached between ``legal_action_mask`` and ``step``
+    ``top``, ``pidx``, ``centre_top``, ``centre_ranks`` and ``lat_key`` are caches that the core
+    keeps in step with the rest, the legal-move bits are cached between ``legal_action_mask`` and
+    ``step``, and ``observe`` keeps the last observation of the batch to update
     (:func:`check_caches` checks them all).
 
     Attributes:
@@ -42,6 +43,9 @@ class CoreState:
         clock: (B,) int64 clock in ms.
         last_move: (B,) int64 ms at which a card last moved: the last play, fill or flip that
             landed, spit or round start (D17).
+        moved: (B, P) int64 ms at which the player last moved a card (a play, fill or flip of
+            its own landed) or, if later, of the last spit or round start; ``last_move`` is the
+            later of the two.
         phase: (B,) int8, rules.PHASE_* (play, slap, over).
         rounds: (B,) int16 completed rounds.
         stock: (B, P, S, H) int8 stock cards, bottom -> top.
@@ -55,6 +59,8 @@ class CoreState:
         centre: (B, P, N) int8 centre piles (absolute index = the seat whose pile it is), bottom ->
             top.
         centre_n: (B, P) int8 cards in each centre pile; centre_top (B, P) int8 its top (-1 empty).
+        centre_ranks: (B, P, 13) int8 cards of each rank (rank r at r - 1) in each centre pile;
+            a cache of ``centre``.
         scores: (B, P) int32 points (points variant, D15; 0 in standard scoring).
         fl_action: (B, P) int8 egocentric action id of the move in flight, -1 when free (D7).
         fl_card: (B, P) int8 card carried by a PLAY / FILL in flight, else -1.
@@ -73,6 +79,7 @@ class CoreState:
     key: np.ndarray
     clock: np.ndarray
     last_move: np.ndarray
+    moved: np.ndarray
     phase: np.ndarray
     rounds: np.ndarray
     stock: np.ndarray
@@ -85,6 +92,7 @@ class CoreState:
     centre: np.ndarray
     centre_n: np.ndarray
     centre_top: np.ndarray
+    centre_ranks: np.ndarray
     scores: np.ndarray
     fl_action: np.ndarray
     fl_card: np.ndarray
@@ -96,10 +104,10 @@ class CoreState:
     lat_key: np.ndarray
 
     _ARRAYS = (
-        "latency", "game_id", "key", "clock", "last_move", "phase", "rounds", "stock", "height",
-        "face_up", "top", "pidx", "spit", "spit_n", "centre", "centre_n", "centre_top", "scores",
-        "fl_action", "fl_card", "fl_land", "decisions", "winner", "terminated", "truncated",
-        "lat_key",
+        "latency", "game_id", "key", "clock", "last_move", "moved", "phase", "rounds", "stock",
+        "height", "face_up", "top", "pidx", "spit", "spit_n", "centre", "centre_n", "centre_top",
+        "centre_ranks", "scores", "fl_action", "fl_card", "fl_land", "decisions", "winner",
+        "terminated", "truncated", "lat_key",
     )
 
     def __post_init__(self):
@@ -107,6 +115,7 @@ class CoreState:
         self._lat_table = stacked_table(self.latency_models)  # their quantile tables, stacked
         self._bits = None  # cache of the legal-move bits, dropped by every change
         self._tbits = None  # cache of the table bits (mask.table_bits), left valid by step
+        self._obs = None  # the last observation of the batch (obs_build.ObsCache), see observe
 
     @property
     def batch_size(self) -> int:
@@ -142,6 +151,7 @@ def empty_state(config: SpitConfig, batch: int, seed: int) -> CoreState:
         key=z(batch, U64),
         clock=z(batch, np.int64),
         last_move=z(batch, np.int64),
+        moved=z((batch, P), np.int64),
         phase=z(batch, np.int8),
         rounds=z(batch, np.int16),
         stock=np.full((batch, P, S, rules.MAX_STOCK_HEIGHT), -1, np.int8),
@@ -154,6 +164,7 @@ def empty_state(config: SpitConfig, batch: int, seed: int) -> CoreState:
         centre=np.full((batch, P, rules.N_CARDS), -1, np.int8),
         centre_n=z((batch, P), np.int8),
         centre_top=np.full((batch, P), -1, np.int8),
+        centre_ranks=z((batch, P, rules.N_RANKS), np.int8),
         scores=z((batch, P), np.int32),
         fl_action=np.full((batch, P), -1, np.int8),
         fl_card=np.full((batch, P), -1, np.int8),
@@ -198,9 +209,11 @@ def blank_output(batch: int) -> StepOutput:
 def check_caches(state: CoreState) -> None:
     """Check that the core's caches agree with the arrays they are computed from.
 
-    Each stock place's bits-table index (``pidx``), the latency-stream hash (``lat_key``) of the
-    key, the seats' latency model indices and their stacked quantile tables, and the cached
-    legal-move bits (when set) against the bits computed afresh. ``spit_env.testing``'s
+    Each stock place's bits-table index (``pidx``), the rank counts of the centre piles
+    (``centre_ranks``), the latency-stream hash (``lat_key``) of the key, the seats' latency
+    model indices and their stacked quantile tables, and the cached
+    legal-move bits (when set) against the bits computed afresh, and the cached observation (when
+    set), brought up to date, against one built from scratch. ``spit_env.testing``'s
     ``check_invariants`` runs it; it also covers the states of ``copy_rows``, ``replace_hidden``,
     ``reseed_rows`` and ``public_table``.
 
@@ -211,6 +224,10 @@ def check_caches(state: CoreState) -> None:
     pidx = place_index(st.top, st.face_up, st.height, np.arange(S))
     if (pidx != st.pidx).any():
         _fail(_first(pidx != st.pidx), "cached place indices (pidx) disagree with the stocks")
+    ranks = centre_rank_counts(st.centre)
+    if (ranks != st.centre_ranks).any():
+        _fail(_first(ranks != st.centre_ranks),
+              "cached centre rank counts (centre_ranks) disagree with the centre piles")
     if (latency_keys(st.key) != st.lat_key).any():
         _fail(_first(latency_keys(st.key) != st.lat_key),
               "cached latency-stream hashes (lat_key) disagree with the key")
@@ -228,6 +245,18 @@ def check_caches(state: CoreState) -> None:
         again = mask.mask_bits(st)
         if (cached != again).any():
             _fail(_first(cached != again), "cached legal-move bits disagree with the state")
+    from .observe import check_observation_cache  # observe builds on this module
+
+    check_observation_cache(st)
+
+
+def centre_rank_counts(centre: np.ndarray) -> np.ndarray:
+    """(n, P, 13) int8: the cards of each rank in (n, P, N) int8 centre piles (-1: no card)."""
+    n = centre.shape[0]
+    pile = np.arange(n * P).reshape(n, P, 1) * (rules.N_RANKS + 1)
+    count = np.bincount((pile + RANK32.take(centre.astype(np.intp) + 1)).reshape(-1),
+                        minlength=n * P * (rules.N_RANKS + 1))
+    return count.reshape(n, P, rules.N_RANKS + 1)[:, :, 1:].astype(np.int8)
 
 
 def _fail(row, msg: str):

@@ -314,10 +314,13 @@ def _land_plays(st: CoreState, idx, pl, a, card, touched, ev) -> np.ndarray:
     st.centre.reshape(-1)[fpk * rules.N_CARDS + n] = ck
     cn[fpk] = n + 1
     st.centre_top.reshape(-1)[fpk] = ck
+    st.centre_ranks.reshape(-1)[fpk * rules.N_RANKS + RANK32[ck + 1] - 1] += 1
     f2k = rows_k * P + pl[k]
     h = _pop_stock(st, f2k * S + STOCK.take(a[k]))
     touched[rows_k] = True
-    st.last_move[rows_k] = st.clock[rows_k]  # D17
+    now = st.clock[rows_k]
+    st.last_move[rows_k] = now  # D17
+    st.moved.reshape(-1)[f2k] = now
     gone = (h == 0).nonzero()[0]
     if gone.size == 0:
         return gone
@@ -337,7 +340,9 @@ def _land_fills(st: CoreState, idx, pl, a, card, touched, ev) -> None:
     st.face_up.reshape(-1)[fd] = True
     st.pidx.reshape(-1)[fd] = place_index(card, True, 1, dest)
     touched[idx] = True
-    st.last_move[idx] = st.clock[idx]  # D17
+    now = st.clock[idx]
+    st.last_move[idx] = now  # D17
+    st.moved.reshape(-1)[f2] = now
     if ev is not None:
         ev.add(idx, rules.EV_FILL, pl, st.clock[idx], a, card, -1, dest)
 
@@ -350,7 +355,9 @@ def _land_flips(st: CoreState, idx, pl, a, touched, ev) -> None:
     top = st.top.reshape(-1)[f5]
     st.pidx.reshape(-1)[f5] = place_index(top, True, st.height.reshape(-1)[f5], s)
     touched[idx] = True
-    st.last_move[idx] = st.clock[idx]  # D17
+    now = st.clock[idx]
+    st.last_move[idx] = now  # D17
+    st.moved[idx, pl] = now
     if ev is not None:
         ev.add(idx, rules.EV_FLIP, pl, st.clock[idx], a, top, -1, s)
 

@@ -23,7 +23,7 @@ the shown rank and ``(code - 1) // RANK_VALUES`` the kind (``CODE_RANK``, ``CODE
 A place keeps its index into the legal-move bits table of its config, ``pidx = (s * N_CODES +
 code) * PILE_PAIRS`` for place s (``place_index``); the table's ``PILE_PAIRS`` = 14 x 14 entries
 from there are the pairs (own, opponent's) centre-pile top rank. So ``pidx // PILE_PAIRS`` is
-``s * N_CODES + code``, which the observation decodes (``observe.py``).
+``s * N_CODES + code``, which the observation decodes (``obs_build.py``).
 """
 
 from __future__ import annotations

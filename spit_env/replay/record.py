@@ -31,6 +31,8 @@ key                   value
 
 Snapshots are the dicts of ``core.snapshot`` (stocks bottom -> top with face-up flags, spit
 cards next first, centre piles bottom -> top, clock, round, phase, scores, moves in flight...).
+A key the snapshots gained later (``moved_ms``) is missing from the records made before it:
+:func:`check` compares the keys a recorded snapshot holds.
 A record is complete when its last snapshot's phase is "over"; a record of a game stopped early
 (a human who quit) is allowed and says so in its outcome.
 
@@ -383,6 +385,9 @@ def check(record: dict) -> int:
     n = 0
     for k, snap in enumerate(rebuild(record)):
         want = recorded[k]
+        if any(key not in snap for key in want):  # a key it has that snapshots do not
+            snap = {**snap, **{key: None for key in want if key not in snap}}
+        snap = {key: snap[key] for key in want}  # an older record lacks the newer keys
         if snap != want:
             field = next((key for key in snap if snap[key] != want.get(key)), "?")
             where = "initial" if k == 0 else f"steps[{k - 1}].snapshot"
