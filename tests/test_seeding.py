@@ -188,13 +188,14 @@ def test_a_trained_models_logits_are_the_same_bits_in_any_batch(fresh):
     from agents.ppo import PPOPolicy, shipped_model_path
     from agents.ppo_model import new_model
     from spit_env import core
+    from spit_env.rules import OBS_DIM
 
     state = core.init(SpitConfig(), 600, 3)
     rng = np.random.default_rng(0)
     for _ in range(30):
         masks = core.legal_action_mask(state)
         core.step(state, np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=2))
-    obs = core.observe(state).reshape(-1, 241)
+    obs = core.observe(state).reshape(-1, OBS_DIM)
     policy = (PPOPolicy(new_model(SpitVecEnv(2), net_arch=(256, 256), seed=1)) if fresh
               else PPOPolicy.load(shipped_model_path()))
     one = np.concatenate([policy.logits(obs[i:i + 1]) for i in range(40)])
