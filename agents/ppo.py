@@ -57,7 +57,7 @@ from spit_env.rules import (
 __all__ = ["PPOPolicy", "make_ppo", "load_model", "mask_idle_wait", "INPUT_OPTIONS",
            "RULE_OPTIONS", "input_options", "input_size", "observed_masks", "playing_masks",
            "model_input", "racer_features", "SHIPPED_MODEL", "shipped_model_path",
-           "LegacyModelError"]
+           "LegacyModelError", "FORWARD_BLOCK", "forward_in_blocks"]
 
 #: The shipped model, a file of this package (``agents``): written by ``experiments.ship_model``.
 SHIPPED_MODEL = "models/ppo.zip"
@@ -300,24 +300,37 @@ def load_model(path, device: str = "cpu", **kwargs):
     return model
 
 
-#: Rows a policy's forward pass computes at least. torch's float32 matrix products on the CPU
-#: take another code path for one to three rows, whose results differ in the last bits from
-#: the same rows in a larger batch; padded to this many rows, a row's logits are the same bits
-#: in a batch of any size (one torch thread; ``tests/test_seeding.py`` checks it), so a game's
-#: moves never depend on which other games decide in the same call.
-MIN_FORWARD_ROWS = 8
+#: Rows of every matrix product in a policy's forward pass. torch's float32 matrix products on
+#: the CPU pick their kernel by the number of rows (where the switch lies depends on the CPU and
+#: its BLAS: an AMD machine changed path below 4 rows, an Intel one above 12), and two kernels
+#: differ in the last bits. A forward pass cut into blocks of exactly this many rows (the last
+#: one padded with zeros) runs one kernel whatever the batch, so a row's logits are the same
+#: bits in a batch of any size (one torch thread; ``tests/test_seeding.py`` checks it) and a
+#: game's moves never depend on which other games decide in the same call. 64 rows cost about
+#: 2x a single product at B=1200 and 2x a single row at B=1 (8 rows: 9x at B=1200).
+FORWARD_BLOCK = 64
 
 
-def padded_rows(x: np.ndarray, rows: int = MIN_FORWARD_ROWS) -> np.ndarray:
-    """``x`` ((n, ...) array) with zero rows appended up to ``rows`` rows (as is if n >= rows).
+def forward_in_blocks(forward, *arrays: np.ndarray, block: int = FORWARD_BLOCK) -> np.ndarray:
+    """``forward`` applied to fixed blocks of ``block`` rows of ``arrays``: (n, ...) results.
 
-    The forward passes of :class:`PPOPolicy` and ``agents.rllib.RLlibPolicy`` run on it and keep
-    the first n rows of the result (:data:`MIN_FORWARD_ROWS`).
+    Args:
+        forward: called as ``forward(*blocks)`` with one (block, ...) array per input array, the
+            last block zero-padded; returns a (block, ...) NumPy array.
+        *arrays: (n, ...) arrays, the same n.
+        block: rows per call (:data:`FORWARD_BLOCK`).
+
+    Returns:
+        The first n rows of the blocks' results, concatenated ((0, ...) if n == 0: ``forward``
+        is called once on a padded block to learn the shape).
     """
-    x = np.asarray(x)
-    if len(x) >= rows:
-        return x
-    return np.concatenate([x, np.zeros((rows - len(x),) + x.shape[1:], x.dtype)])
+    arrays = [np.asarray(a) for a in arrays]
+    n = len(arrays[0])
+    pad = (-n) % block if n else block
+    padded = [np.concatenate([a, np.zeros((pad,) + a.shape[1:], a.dtype)]) if pad else a
+              for a in arrays]
+    out = [forward(*(a[i:i + block] for a in padded)) for i in range(0, n + pad, block)]
+    return np.concatenate(out)[:n]
 
 
 class PPOPolicy:
@@ -402,8 +415,9 @@ class PPOPolicy:
         if switch:
             torch.set_num_threads(self.threads)
         try:
-            with torch.no_grad():  # padded: the same bits in any batch (MIN_FORWARD_ROWS)
-                return self._actor(torch.as_tensor(padded_rows(inputs))).numpy()[:len(inputs)]
+            with torch.no_grad():  # in blocks: the same bits in any batch (FORWARD_BLOCK)
+                return forward_in_blocks(lambda x: self._actor(torch.as_tensor(x)).numpy(),
+                                         inputs)
         finally:
             if switch:
                 torch.set_num_threads(before)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.ppo import mask_idle_wait, padded_rows
+from agents.ppo import forward_in_blocks, mask_idle_wait
 from spit_env.rules import N_ACTIONS, OBS_DIM
 
 __all__ = [
@@ -188,15 +188,17 @@ class RLlibPolicy:
                 (``mask_wait``) and puts every illegal action at a very large negative logit.
         """
         torch = self._torch
-        n = len(observations)
-        # padded: a row's logits are the same bits in any batch (agents.ppo.MIN_FORWARD_ROWS)
-        obs = torch.as_tensor(padded_rows(np.asarray(observations, dtype=np.float32)))
-        if self._dict_obs:  # a Box module reads the mask from the observation itself
-            masks = padded_rows(np.asarray(action_masks, dtype=np.float32))
-            obs = {"observation": obs, "action_mask": torch.as_tensor(masks)}
-        with torch.no_grad():
-            out = self.module.forward_inference({"obs": obs})
-        return out["action_dist_inputs"].numpy()[:n]
+        dict_obs = self._dict_obs  # a Box module reads the mask from the observation itself
+
+        def forward(obs, masks):  # in blocks: the same bits in any batch (agents.ppo.FORWARD_BLOCK)
+            obs = torch.as_tensor(obs)
+            if dict_obs:
+                obs = {"observation": obs, "action_mask": torch.as_tensor(masks)}
+            with torch.no_grad():
+                return self.module.forward_inference({"obs": obs})["action_dist_inputs"].numpy()
+
+        return forward_in_blocks(forward, np.asarray(observations, dtype=np.float32),
+                                 np.asarray(action_masks, dtype=np.float32))
 
     def __call__(
         self, observations: np.ndarray, action_masks: np.ndarray, rng: np.random.Generator
