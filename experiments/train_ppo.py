@@ -161,7 +161,8 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
               "learning_rate", "eval_games", "eval_games_during", "torch_threads",
               "self_play_every", "self_play_pool", "mix_groups", "bc_samples",
               "bc_batch_size", "bc_learning_rate", "progress_lines")
-    for name in ("eval_freq", "checkpoint_freq", "ent_coef", "shaping", "bc_steps"):
+    for name in ("eval_freq", "checkpoint_freq", "ent_coef", "shaping", "bc_steps",
+                 "critic_steps"):
         if getattr(args, name) < 0:
             raise ArgumentError(f"{_flag(name)} must be >= 0, got {getattr(args, name)}")
     if args.batch_size > args.num_envs * args.n_steps:
@@ -226,6 +227,21 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             f"--eval-seed (both {args.eval_seed})")
     if args.bc_steps:
         parse_opponent(args.bc_teacher, "--bc-teacher")
+    if not np.isfinite(args.pull_coef) or args.pull_coef < 0:
+        raise ArgumentError(f"--pull-coef must be a finite number >= 0 (0 = off), got "
+                            f"{args.pull_coef}")
+    if args.pull_model is not None and args.pull_coef == 0:
+        raise ArgumentError("--pull-model is the policy --pull-coef pulls toward: give "
+                            "--pull-coef > 0 with it")
+    if args.init_model is not None and args.resume is not None:
+        raise ArgumentError("--init-model and --resume both give the starting model: pass one "
+                            "(--resume continues a run, --init-model starts a new one)")
+    if cloning(args) and args.mask_wait:
+        raise ArgumentError(
+            f"--mask-wait with a behaviour-cloning warm start (--bc-steps {args.bc_steps}): the "
+            f"mask takes WAIT out whenever another move is legal, and --bc-teacher "
+            f"{args.bc_teacher!r} may WAIT on purpose, a move the model could not imitate; pass "
+            f"--no-mask-wait (the default) or --bc-steps 0")
     for spec in args.eval_opponents:
         if spec != "strongest":
             parse_opponent(spec, "--eval-opponents")
@@ -244,11 +260,59 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
         raise ArgumentError(f"--resume: no checkpoint file at {str(args.resume)!r}")
     if args.resume is not None and not zipfile.is_zipfile(args.resume):
         raise ArgumentError(f"--resume: {str(args.resume)!r} is not a model .zip saved by SB3")
+    for flag, path in (("--init-model", args.init_model), ("--pull-model", args.pull_model)):
+        if path is not None:
+            check_model_file(args, path, flag)
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise ArgumentError(f"--out: {str(args.out)!r} exists and is not a folder")
     if args.json is not None and Path(args.json).is_dir():
         raise ArgumentError(f"--json: {str(args.json)!r} is a folder, not a file path")
     return stages
+
+
+def cloning(args: Args) -> bool:
+    """Whether the run fits the actor to --bc-teacher (not with --resume or --init-model)."""
+    return bool(args.bc_steps) and args.resume is None and args.init_model is None
+
+
+def check_model_file(args: Args, path, flag: str) -> None:
+    """Check that the model at ``path`` reads the input the flags give the trained model.
+
+    The input options (--mask-wait, --obs-mask, --racer-features), the observation fields
+    (--obs-leave-out) and, for --init-model, the hidden layers (--net-arch) must be the flags'.
+
+    Raises:
+        ArgumentError: naming ``flag``, the differing setting and the flag that sets it.
+    """
+    from agents.ppo import input_options, load_model
+    from agents.ppo_model import observation_fields
+
+    try:
+        saved = load_model(path)
+    except ValueError as err:
+        raise ArgumentError(f"{flag}: {err}") from None
+    options = input_options(saved)
+    for name in ("mask_wait", "obs_mask", "racer_features"):
+        if options[name] != getattr(args, name):
+            on, wanted = options[name], getattr(args, name)
+            raise ArgumentError(
+                f"{flag}: the model at {str(path)!r} has {_flag(name)} {'on' if on else 'off'}, "
+                f"the flags {'on' if wanted else 'off'}; pass "
+                f"{'--' if on else '--no-'}{name.replace('_', '-')} to match it")
+    fields = list(getattr(saved.policy, "obs_fields", ()))
+    wanted = list(observation_fields(leave_out=args.obs_leave_out))
+    if fields != wanted:
+        raise ArgumentError(
+            f"{flag}: the model at {str(path)!r} reads the observation fields {fields}, the flags "
+            f"{wanted}; set --obs-leave-out to leave out {sorted(set(wanted) - set(fields))}")
+    arch = saved.policy.net_arch
+    layers = list(arch["pi"]) if isinstance(arch, dict) else list(arch)
+    value_layers = list(arch["vf"]) if isinstance(arch, dict) else layers
+    if flag == "--init-model" and list(args.net_arch) not in ([layers] if layers == value_layers
+                                                              else []):
+        raise ArgumentError(f"{flag}: the model at {str(path)!r} has hidden layers {arch}, the "
+                            f"flags --net-arch {list(args.net_arch)}; pass --net-arch "
+                            f"{' '.join(map(str, layers))}")
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -283,7 +347,7 @@ def train(args: Args) -> dict:
     import torch
     from stable_baselines3.common.callbacks import CallbackList
 
-    from agents.ppo import input_options, load_model
+    from agents.ppo import PPOPolicy, input_options, load_model
     from agents.ppo_model import new_model, observation_fields, save_model
     from experiments.ppo.envs import make_training_env
     from experiments.ppo.evaluation import (
@@ -294,13 +358,14 @@ def train(args: Args) -> dict:
         resolve_eval_opponents,
     )
     from experiments.ppo.progress import ProgressCallback, training_progress
+    from experiments.ppo.pull import frozen_actor, with_pull
     from experiments.ppo.schedule import (
         Checkpoints,
         OpponentSchedule,
         ScheduleCallback,
         stage_label,
     )
-    from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data
+    from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data, fit_critic
     from spit_env.policy import make_policy
     from spit_env.progress import Progress, format_rate
 
@@ -310,13 +375,14 @@ def train(args: Args) -> dict:
     eval_opponents = resolve_eval_opponents(args.eval_opponents)
     if args.resume is not None:  # the network's input is fixed by the checkpoint
         saved = input_options(load_model(args.resume))
-        for name in ("obs_mask", "racer_features"):
+        for name in ("mask_wait", "obs_mask", "racer_features"):
             if saved[name] != getattr(args, name):
                 flag = "--" + name.replace("_", "-")
                 print(f"note: the checkpoint's network was trained with {flag} "
                       f"{'on' if saved[name] else 'off'}; its input stays so (the flag is ignored)",
                       file=sys.stderr)
-        args = replace(args, obs_mask=saved["obs_mask"], racer_features=saved["racer_features"])
+        args = replace(args, mask_wait=saved["mask_wait"], obs_mask=saved["obs_mask"],
+                       racer_features=saved["racer_features"])
         if args.obs_leave_out:
             print("note: the checkpoint's network reads the observation fields it was trained "
                   "on; --obs-leave-out is ignored", file=sys.stderr)
@@ -339,8 +405,6 @@ def train(args: Args) -> dict:
     tb = str(out / "tb") if args.tensorboard else None
     if args.resume is not None:
         model = load_model(args.resume, env=env, tensorboard_log=tb)
-        model.policy.spit_options["mask_wait"] = args.mask_wait  # a rule of play, not an input
-        model.policy_kwargs["mask_wait"] = args.mask_wait
     else:
         model = new_model(
             env, net_arch=args.net_arch, options=dict(
@@ -352,33 +416,68 @@ def train(args: Args) -> dict:
             gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
             tensorboard_log=tb, seed=args.seed, device="cpu", verbose=args.verbose,
         )
+    if args.init_model is not None:  # its weights, checked against the flags by validate()
+        model.policy.load_state_dict(load_model(args.init_model).policy.state_dict())
     start_steps = int(model.num_timesteps)
 
-    # The warm start (a fresh network only): the teacher in the learner's seat against the first
-    # opponent, on games of a seed distinct from the training games'.
-    bc = None
+    # The warm start (not on --resume): the actor fitted to the teacher's moves (a fresh
+    # network) and the critic to the returns of the same games (or, from --init-model, of the
+    # model's own games), played in the learner's seat against the first opponent, on games of
+    # a seed distinct from the training games'.
+    bc, critic = None, None
     show = args.progress_bar
-    if args.bc_steps and args.resume is None:
+    if cloning(args) or (args.critic_steps and args.resume is None):
         t = time.perf_counter()
         bc_seed = int(np.random.SeedSequence([args.seed, 0xBC]).generate_state(1)[0])
         _, _, bc_env = make_training_env(groups=1, seed=bc_seed, **env_options)
-        with Progress(args.bc_samples, f"warm start: {args.bc_teacher}'s moves",
-                      unit="samples", enabled=show) as progress:
-            data = collect_teacher_data(bc_env, make_policy(args.bc_teacher), args.bc_samples,
-                                        input_options(model), progress=progress)
+        player = args.bc_teacher if cloning(args) else "the model"
+        teacher = (make_policy(args.bc_teacher) if cloning(args)
+                   else PPOPolicy(model, deterministic=False))
+        with Progress(args.bc_samples, f"warm start: {player}'s moves", unit="samples",
+                      enabled=show) as progress:
+            data = collect_teacher_data(bc_env, teacher, args.bc_samples, input_options(model),
+                                        progress=progress, gamma=args.gamma)
         bc_env.close()
         t_collect = time.perf_counter() - t
+        collected = data.summary()
+        print(f"warm start: {player} played {collected['played']:,} decisions in "
+              f"{t_collect:.0f} s, all kept ({collected['forbidden']} forbidden by the model's "
+              f"mask); {collected['with_return']:,} in games that ended (the critic's targets)",
+              flush=True)
+    if cloning(args):
+        t = time.perf_counter()
         with Progress(args.bc_steps, "warm start: fitting the actor", unit="steps",
                       enabled=show) as progress:
-            bc = behaviour_clone(model, *data, steps=args.bc_steps, batch_size=args.bc_batch_size,
+            bc = behaviour_clone(model, data.observations, data.masks, data.actions,
+                                 steps=args.bc_steps, batch_size=args.bc_batch_size,
                                  learning_rate=args.bc_learning_rate, seed=args.seed,
                                  progress=progress)
-        bc.update(teacher=args.bc_teacher, samples=len(data[2]),
-                  collect_seconds=round(t_collect, 2), seconds=round(time.perf_counter() - t, 2))
-        print(f"behaviour cloning of {args.bc_teacher}: {bc['samples']:,} samples in "
-              f"{t_collect:.0f} s, {args.bc_steps} steps, total {bc['seconds']:.0f} s, "
-              f"last loss {bc['loss']:.3f}, accuracy {bc['accuracy']:.3f}", flush=True)
+        bc.update(teacher=args.bc_teacher, **collected, collect_seconds=round(t_collect, 2),
+                  seconds=round(time.perf_counter() - t + t_collect, 2))
+        print(f"behaviour cloning of {args.bc_teacher}: {bc['samples']:,} samples, "
+              f"{args.bc_steps} steps, total {bc['seconds']:.0f} s, last loss {bc['loss']:.3f}, "
+              f"accuracy {bc['accuracy']:.3f}", flush=True)
+    if args.critic_steps and args.resume is None:
+        t = time.perf_counter()
+        with Progress(args.critic_steps, "warm start: fitting the critic", unit="steps",
+                      enabled=show) as progress:
+            critic = fit_critic(model, data.observations, data.returns, data.rows,
+                                steps=args.critic_steps, batch_size=args.bc_batch_size,
+                                learning_rate=args.bc_learning_rate, seed=args.seed,
+                                progress=progress)
+        critic.update(games_of=player, seconds=round(time.perf_counter() - t, 2))
+        print(f"critic warm start on {player}'s returns: {critic['samples']:,} samples, "
+              f"{args.critic_steps} steps, held-out loss {critic['held_out_loss_before']:.3f} -> "
+              f"{critic['held_out_loss']:.3f}, explained variance "
+              f"{critic['held_out_explained_variance']:.3f}", flush=True)
+    if cloning(args) or critic is not None:
         del data
+    # PPO with its update log, and the pull toward the starting (or a given) policy if asked
+    anchor = None
+    if args.pull_coef > 0:
+        anchor = frozen_actor(load_model(args.pull_model).policy if args.pull_model is not None
+                              else model.policy)
+    model = with_pull(model, anchor, args.pull_coef)
     config = {
         **_jsonable(asdict(args)),
         "out": str(out),
@@ -386,6 +485,7 @@ def train(args: Args) -> dict:
         "eval_opponents": eval_opponents,
         "resumed_from_timesteps": start_steps,
         "behaviour_cloning": bc,
+        "critic_warm_start": critic,
         "model_hyperparameters": {
             "n_steps": model.n_steps, "batch_size": model.batch_size, "n_epochs": model.n_epochs,
             "gamma": model.gamma, "gae_lambda": model.gae_lambda, "ent_coef": model.ent_coef,
@@ -400,7 +500,7 @@ def train(args: Args) -> dict:
     # the evaluations during training, on held-out deals; the first one also plays the bots'
     # own levels there (the learning curve's reference lines), in its batch
     evaluate_during = HeldOutEvaluations(
-        (args.bc_teacher if args.bc_steps else eval_opponents[-1]) if args.eval_levels else None,
+        (args.bc_teacher if cloning(args) else eval_opponents[-1]) if args.eval_levels else None,
         eval_opponents, previous.get("levels"), latency=args.eval_latency,
         seed=args.eval_during_seed, max_game_ms=args.eval_max_game_ms, show_progress=show)
     schedule = OpponentSchedule(
@@ -478,6 +578,9 @@ def train(args: Args) -> dict:
         "episode_reward": schedule.episode_curve,
         "stages": previous.get("stages", []) + schedule.stage_log,
         "kept_model": kept,
+        # every PPO update: the explained variance of the values its rollout was collected with
+        # (the first one shows the critic's warm start), approx_kl, value loss, pull KL
+        "updates": model.update_log,
         "final": {"timesteps": int(kept["timesteps"]), "deals": args.eval_games,
                   "games_per_opponent": 2 * args.eval_games, "latency": args.eval_latency,
                   "seed": args.eval_seed, "results": final_results},
@@ -491,6 +594,12 @@ def train(args: Args) -> dict:
     plot_learning_curve(result, out / "learning_curve.png")
     env.close()
     print_table(result["final"])
+    if model.update_log:
+        first = model.update_log[0]
+        print(f"explained variance at the first PPO update {first['explained_variance']:.3f}, "
+              f"mean approx_kl {np.mean([u['approx_kl'] for u in model.update_log]):.4f}"
+              + (f", mean pull KL {np.mean([u['pull_kl'] for u in model.update_log]):.4f}"
+                 if args.pull_coef > 0 else ""), flush=True)
     print(f"{steps:,} steps in {train_seconds:.0f} s of training "
           f"({format_rate(steps, train_seconds, 'steps')} training, environment "
           f"{100 * speed['env_share_of_training']:.1f}% of it); evaluations during training "

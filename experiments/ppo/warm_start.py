@@ -1,9 +1,14 @@
-"""Behaviour-cloning warm start of a PPO actor (used by ``experiments.train_ppo``).
+"""The warm start of a PPO model (used by ``experiments.train_ppo``).
 
-Collect a teacher bot's moves in the training environment, then fit the actor to them.
+Collect a teacher's games in the training environment (:func:`collect_teacher_data`), fit the
+actor to the teacher's moves (:func:`behaviour_clone`) and the critic to the discounted returns
+of those games (:func:`fit_critic`), so that PPO's first update starts from the teacher's play
+and from advantages that are not noise.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from sb3_contrib.common.maskable.utils import get_action_masks
@@ -12,36 +17,109 @@ from stable_baselines3.common.vec_env import VecEnv
 from agents.ppo import playing_masks
 from spit_env.policy import call_policy, reads_public_table
 
-__all__ = ["collect_teacher_data", "behaviour_clone"]
+__all__ = ["TeacherData", "collect_teacher_data", "behaviour_clone", "fit_critic",
+           "discounted_returns"]
 
 
-def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, progress=None):
+@dataclass
+class TeacherData:
+    """A teacher's decisions in the learner's seat, as warm-start data.
+
+    Attributes:
+        observations: (N, D) float32, what the model reads.
+        masks: (N, 23) bool, the moves the model chooses among (after its ``mask_wait``).
+        actions: (N,) int64, the teacher's moves (every one allowed by its row's mask).
+        returns: (N,) float32, the discounted return from each decision to the end of its game
+            (the learner's rewards, ``gamma`` per decision); NaN for the decisions of games that
+            had not ended when the collection stopped.
+        rows: (N,) int64, the VecEnv row each decision was made in (games of one row are
+            independent of the other rows', so a split by row holds whole games out).
+        played: decisions the teacher made, the forbidden ones included.
+        forbidden: decisions whose move the model's masks forbid (0 unless
+            ``on_forbidden="skip"``); they are played but not in the arrays.
+    """
+
+    observations: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+    rows: np.ndarray
+    played: int
+    forbidden: int
+
+    def summary(self) -> dict:
+        """{"samples", "played", "forbidden", "with_return"}: what the collection kept."""
+        return {"samples": int(len(self.actions)), "played": int(self.played),
+                "forbidden": int(self.forbidden),
+                "with_return": int(np.isfinite(self.returns).sum())}
+
+
+def discounted_returns(rewards: np.ndarray, dones: np.ndarray, gamma: float) -> np.ndarray:
+    """The discounted return of every step of a VecEnv's run: ``G_t = r_t + gamma G_{t+1}``.
+
+    Args:
+        rewards: (T, B) float, the reward of each step of each row.
+        dones: (T, B) bool, the step ended its row's episode (the next step is a new one).
+        gamma: the discount per step, in (0, 1].
+
+    Returns:
+        (T, B) float64: the return to the end of the episode; NaN where the episode had not
+        ended by step T - 1 (its return is unknown).
+    """
+    rewards = np.asarray(rewards, dtype=np.float64)
+    dones = np.asarray(dones, dtype=bool)
+    if rewards.shape != dones.shape or rewards.ndim != 2:
+        raise ValueError(f"rewards and dones must both be (T, B), got {rewards.shape} and "
+                         f"{dones.shape}")
+    out = np.empty_like(rewards)
+    following = np.full(rewards.shape[1], np.nan)  # unknown beyond the last step
+    for t in range(len(rewards) - 1, -1, -1):
+        following = rewards[t] + gamma * np.where(dones[t], 0.0, following)
+        out[t] = following
+    return out
+
+
+def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, progress=None, *,
+                         gamma: float = 1.0, on_forbidden: str = "raise") -> TeacherData:
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
     ``env`` is a training env (``experiments.ppo.envs.make_training_env``): the recorded
     observations are what the model reads, the masks the moves it chooses among (the env's
-    legal moves after its ``mask_wait``, ``agents.ppo.playing_masks``). The teacher's moves
-    that those masks forbid (a bot may WAIT on purpose where ``mask_wait`` does not let the
-    model) are played but not recorded, since they cannot be imitated. The teacher draws from
-    each game's own stream for the learner's seat (``SpitVecEnv.learner_rng``), so the data of
-    a game depends on its seed and game id alone.
+    legal moves after its ``mask_wait``, ``agents.ppo.playing_masks``). A teacher move those
+    masks forbid (a bot may WAIT on purpose where ``mask_wait`` does not let the model) cannot
+    be imitated: by default it is an error, so that no teacher move is left out unseen; with
+    ``on_forbidden="skip"`` it is played, counted (``TeacherData.forbidden``) and not recorded.
+    The teacher draws from each game's own stream for the learner's seat
+    (``SpitVecEnv.learner_rng``), so the data of a game depends on its seed and game id alone.
 
     Args:
         env: the VecEnv to play in (a SpitVecEnv, or wrappers around one); it is reset first
             and left running.
         teacher: a Policy (one that plans on the public table, like ``planner``, gets the
             learners' tables from ``env.public_table()``).
-        samples: at least this many (observation, mask, move) triples are collected.
+        samples: at least this many decisions are recorded.
         options: the model's options (``agents.ppo.input_options``).
-        progress: called with the count of triples each step adds (a
+        progress: called with the count of decisions each step records (a
             ``spit_env.progress.Progress``), or None.
+        gamma: the discount per decision of the returns (PPO's gamma), in (0, 1].
+        on_forbidden: "raise" or "skip" (above).
 
     Returns:
-        (observations (N, D) float32, masks (N, 23) bool, actions (N,) int64), N >= ``samples``.
+        a :class:`TeacherData` with N >= ``samples`` decisions.
+
+    Raises:
+        ValueError: a bad ``on_forbidden`` or ``gamma``; with "raise", a teacher move the
+            model's masks forbid (the message says how many and which option forbids them).
     """
+    if on_forbidden not in ("raise", "skip"):
+        raise ValueError(f"on_forbidden must be 'raise' or 'skip', got {on_forbidden!r}")
+    if not 0 < gamma <= 1:
+        raise ValueError(f"gamma must be in (0, 1], got {gamma}")
     obs = env.reset()
-    all_obs, all_masks, all_actions = [], [], []
-    n = 0
+    kept_obs, kept_masks, kept_actions, kept_steps, kept_rows = [], [], [], [], []
+    rewards, dones = [], []
+    n = played = forbidden = 0
+    rows = np.arange(env.num_envs)
     while n < samples:
         legal = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
         rng = env.learner_rng()
@@ -50,15 +128,30 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
         else:
             actions = np.asarray(teacher(obs, legal, rng), dtype=np.int64)
         masks = playing_masks(legal, options)
-        keep = masks[np.arange(len(actions)), actions]
-        all_obs.append(obs[keep])
-        all_masks.append(masks[keep])
-        all_actions.append(actions[keep])
+        keep = masks[rows, actions]
+        if not keep.all() and on_forbidden == "raise":
+            raise ValueError(
+                f"the teacher played {int((~keep).sum())} move(s) the model's masks forbid "
+                f"(options {options}: mask_wait takes WAIT out whenever another move is legal, "
+                f"and a teacher may WAIT on purpose); use mask_wait=False to imitate every move")
+        kept_obs.append(obs[keep])
+        kept_masks.append(masks[keep])
+        kept_actions.append(actions[keep])
+        kept_steps.append(np.full(int(keep.sum()), len(rewards)))
+        kept_rows.append(rows[keep])
+        played += len(actions)
+        forbidden += int((~keep).sum())
         n += int(keep.sum())
         if progress is not None:
             progress(int(keep.sum()))
-        obs, _, _, _ = env.step(actions)
-    return np.concatenate(all_obs), np.concatenate(all_masks), np.concatenate(all_actions)
+        obs, reward, done, _ = env.step(actions)
+        rewards.append(reward)
+        dones.append(done)
+    steps, where = np.concatenate(kept_steps), np.concatenate(kept_rows)
+    returns = discounted_returns(np.stack(rewards), np.stack(dones), gamma)[steps, where]
+    return TeacherData(np.concatenate(kept_obs), np.concatenate(kept_masks),
+                       np.concatenate(kept_actions), returns.astype(np.float32), where,
+                       played, forbidden)
 
 
 def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_size: int,
@@ -105,3 +198,92 @@ def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_si
             progress(1)
     policy.set_training_mode(False)
     return {"loss": float(np.mean(losses)), "accuracy": float(np.mean(hits))}
+
+
+def _explained_variance(pred: np.ndarray, target: np.ndarray) -> float:
+    """1 - Var(target - pred) / Var(target), as SB3 logs it (NaN for a constant target)."""
+    var = float(np.var(target))
+    return float("nan") if var == 0 else 1.0 - float(np.var(target - pred)) / var
+
+
+def fit_critic(model, observations, returns, rows, *, steps: int, batch_size: int,
+               learning_rate: float, seed: int, held_out: int = 10, progress=None) -> dict:
+    """Fit the value network of ``model`` to discounted returns; the actor is untouched.
+
+    Mean squared error over the value MLP and value head, ``steps`` Adam steps on random
+    minibatches of ``batch_size``. The decisions of every ``held_out``-th VecEnv row (whole games)
+    are held out and scored before and after, so the fit is measured on games it never saw.
+    Decisions without a return (NaN: their game had not ended) are not used.
+
+    Args:
+        model: a MaskablePPO model whose features extractor holds no weights.
+        observations: (N, D) float32.
+        returns: (N,) float, the targets (NaN: none).
+        rows: (N,) int, the VecEnv row of each decision.
+        steps: Adam steps.
+        batch_size: decisions per minibatch.
+        learning_rate: Adam's learning rate.
+        seed: seeds the minibatches' draws.
+        held_out: every this-many-th row is held out (>= 2).
+        progress: called with 1 after each step, or None.
+
+    Returns:
+        {"samples" (fitted), "held_out_samples", "loss" (mean of the last 10% of the steps),
+        "held_out_loss_before", "held_out_loss", "held_out_explained_variance"}.
+
+    Raises:
+        ValueError: no decision with a return on the fitted or held-out rows, a bad
+            ``held_out``, or a features extractor with trainable weights.
+    """
+    import torch
+
+    if held_out < 2:
+        raise ValueError(f"held_out must be >= 2, got {held_out}")
+    policy = model.policy
+    if any(p.requires_grad for p in policy.features_extractor.parameters()):
+        raise ValueError("fit_critic fits the value MLP on fixed inputs: the model's features "
+                         "extractor must hold no trainable weights")
+    returns = np.asarray(returns, dtype=np.float32)
+    known = np.isfinite(returns)
+    test = known & (np.asarray(rows) % held_out == 0)
+    fit = known & ~test
+    if not fit.any() or not test.any():
+        raise ValueError(f"fit_critic needs returns on fitted and held-out rows, got "
+                         f"{int(fit.sum())} and {int(test.sum())} (collect more decisions)")
+    vf_features = getattr(policy, "vf_features_extractor", None) or policy.features_extractor
+    with torch.no_grad():
+        inputs = vf_features(torch.as_tensor(observations))
+    target = torch.as_tensor(returns)
+    fit_idx, test_idx = torch.as_tensor(np.flatnonzero(fit)), torch.as_tensor(np.flatnonzero(test))
+
+    def value(idx):
+        return policy.value_net(policy.mlp_extractor.forward_critic(inputs[idx])).flatten()
+
+    def held_out_loss() -> tuple[float, np.ndarray]:
+        with torch.no_grad():
+            pred = value(test_idx)
+        return float(torch.nn.functional.mse_loss(pred, target[test_idx])), pred.numpy()
+
+    params = (list(policy.mlp_extractor.value_net.parameters())
+              + list(policy.value_net.parameters()))
+    optimiser = torch.optim.Adam(params, lr=learning_rate)
+    gen = torch.Generator().manual_seed(int(seed))
+    before, _ = held_out_loss()
+    policy.set_training_mode(True)
+    losses = []
+    for k in range(steps):
+        idx = fit_idx[torch.randint(0, len(fit_idx), (batch_size,), generator=gen)]
+        loss = torch.nn.functional.mse_loss(value(idx), target[idx])
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        if k >= steps - max(steps // 10, 1):
+            losses.append(float(loss.detach()))
+        if progress is not None:
+            progress(1)
+    policy.set_training_mode(False)
+    after, pred = held_out_loss()
+    return {"samples": int(fit.sum()), "held_out_samples": int(test.sum()),
+            "loss": float(np.mean(losses)) if losses else float("nan"),
+            "held_out_loss_before": before, "held_out_loss": after,
+            "held_out_explained_variance": _explained_variance(pred, returns[test])}
