@@ -436,7 +436,8 @@ def train(args: Args) -> dict:
         with Progress(args.bc_samples, f"warm start: {player}'s moves", unit="samples",
                       enabled=show) as progress:
             data = collect_teacher_data(bc_env, teacher, args.bc_samples, input_options(model),
-                                        progress=progress, gamma=args.gamma)
+                                        progress=progress, gamma=args.gamma,
+                                        complete_games=bool(args.critic_steps))
         bc_env.close()
         t_collect = time.perf_counter() - t
         collected = data.summary()

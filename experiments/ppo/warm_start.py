@@ -80,7 +80,8 @@ def discounted_returns(rewards: np.ndarray, dones: np.ndarray, gamma: float) -> 
 
 
 def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, progress=None, *,
-                         gamma: float = 1.0, on_forbidden: str = "raise") -> TeacherData:
+                         gamma: float = 1.0, on_forbidden: str = "raise",
+                         complete_games: bool = False) -> TeacherData:
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
     ``env`` is a training env (``experiments.ppo.envs.make_training_env``): the recorded
@@ -103,6 +104,8 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
             ``spit_env.progress.Progress``), or None.
         gamma: the discount per decision of the returns (PPO's gamma), in (0, 1].
         on_forbidden: "raise" or "skip" (above).
+        complete_games: also play on until every row has finished a game, so that every row
+            holds decisions with a known return (the critic's targets).
 
     Returns:
         a :class:`TeacherData` with N >= ``samples`` decisions.
@@ -120,7 +123,8 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
     rewards, dones = [], []
     n = played = forbidden = 0
     rows = np.arange(env.num_envs)
-    while n < samples:
+    ended = np.zeros(env.num_envs, dtype=bool)
+    while n < samples or (complete_games and not ended.all()):
         legal = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
         rng = env.learner_rng()
         if reads_public_table(teacher):  # a planning teacher (planner) also reads the table
@@ -147,6 +151,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
         obs, reward, done, _ = env.step(actions)
         rewards.append(reward)
         dones.append(done)
+        ended |= np.asarray(done, dtype=bool)
     steps, where = np.concatenate(kept_steps), np.concatenate(kept_rows)
     returns = discounted_returns(np.stack(rewards), np.stack(dones), gamma)[steps, where]
     return TeacherData(np.concatenate(kept_obs), np.concatenate(kept_masks),
