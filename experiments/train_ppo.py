@@ -170,6 +170,9 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             f"--batch-size ({args.batch_size}) must be at most --num-envs * --n-steps "
             f"({args.num_envs * args.n_steps})"
         )
+    if args.critic_steps and args.num_envs < 2:
+        raise ArgumentError(f"--critic-steps > 0 holds out the games of some rows to score the "
+                            f"critic's fit: --num-envs must be at least 2, got {args.num_envs}")
     if not 0 < args.gamma <= 1:
         raise ArgumentError(f"--gamma must be in (0, 1], got {args.gamma}")
     if not 0 <= args.gae_lambda <= 1:
@@ -365,7 +368,12 @@ def train(args: Args) -> dict:
         ScheduleCallback,
         stage_label,
     )
-    from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data, fit_critic
+    from experiments.ppo.warm_start import (
+        behaviour_clone,
+        collect_teacher_data,
+        fit_critic,
+        held_out_rows,
+    )
     from spit_env.policy import make_policy
     from spit_env.progress import Progress, format_rate
 
@@ -437,7 +445,8 @@ def train(args: Args) -> dict:
                       enabled=show) as progress:
             data = collect_teacher_data(bc_env, teacher, args.bc_samples, input_options(model),
                                         progress=progress, gamma=args.gamma,
-                                        complete_games=bool(args.critic_steps))
+                                        ended_in=held_out_rows(args.num_envs)
+                                        if args.critic_steps else ())
         bc_env.close()
         t_collect = time.perf_counter() - t
         collected = data.summary()
@@ -468,8 +477,9 @@ def train(args: Args) -> dict:
                                 progress=progress)
         critic.update(games_of=player, seconds=round(time.perf_counter() - t, 2))
         print(f"critic warm start on {player}'s returns: {critic['samples']:,} samples, "
-              f"{args.critic_steps} steps, held-out loss {critic['held_out_loss_before']:.3f} -> "
-              f"{critic['held_out_loss']:.3f}, explained variance "
+              f"{args.critic_steps} steps, held-out loss {critic['held_out_loss_before']:.3f} "
+              f"-> {critic['held_out_loss']:.3f} (kept: step {critic['best_step']}), explained "
+              f"variance "
               f"{critic['held_out_explained_variance']:.3f}", flush=True)
     if cloning(args) or critic is not None:
         del data

@@ -28,6 +28,7 @@ from experiments.ppo.warm_start import (  # noqa: E402
     collect_teacher_data,
     discounted_returns,
     fit_critic,
+    held_out_rows,
 )
 from experiments.train_ppo import ArgumentError, validate  # noqa: E402
 from spit_env.policy import make_policy  # noqa: E402
@@ -93,12 +94,16 @@ def test_discounted_returns_follow_each_episode():
         discounted_returns(rewards, dones[:2], 0.5)
 
 
-def test_complete_games_gives_every_row_returns():
-    env = _env(num_envs=8)
+def test_the_collection_plays_on_until_fitted_and_held_out_rows_have_returns():
+    env = _env(num_envs=12)
+    fitted, held = held_out_rows(12)
+    assert held.tolist() == [0, 10] and len(fitted) == 10
     data = collect_teacher_data(env, make_policy("racer"), 100, {"mask_wait": False},
-                                gamma=0.99, complete_games=True)
+                                gamma=0.99, ended_in=(fitted, held))
     known = np.isfinite(data.returns)
-    assert set(data.rows[known].tolist()) == set(range(8))
+    assert np.isin(data.rows[known], held).any() and np.isin(data.rows[known], fitted).any()
+    with pytest.raises(ValueError, match="ended_in"):
+        collect_teacher_data(env, make_policy("racer"), 10, {}, ended_in=([],))
     env.close()
 
 
@@ -107,7 +112,7 @@ def test_the_critic_fit_lowers_the_held_out_loss_and_leaves_the_actor():
     env = _env(num_envs=20)
     model = _model(env)
     data = collect_teacher_data(env, make_policy("racer"), 3000, input_options(model),
-                                gamma=0.99, complete_games=True)
+                                gamma=0.99, ended_in=held_out_rows(20, 4))
     actor = [p.detach().clone() for p in model.policy.mlp_extractor.policy_net.parameters()]
     out = fit_critic(model, data.observations, data.returns, data.rows, steps=300,
                      batch_size=128, learning_rate=1e-3, seed=0, held_out=4)
@@ -257,6 +262,7 @@ def test_a_model_file_that_reads_another_input_is_refused(saved_model, changes, 
     ("changes", "named"),
     [
         (dict(critic_steps=-1), "--critic-steps"),
+        (dict(num_envs=1, batch_size=32), "--critic-steps"),
         (dict(pull_coef=-0.5), "--pull-coef"),
         (dict(pull_coef=float("nan")), "--pull-coef"),
         (dict(pull_model="x.zip"), "--pull-model"),  # without --pull-coef

@@ -18,7 +18,19 @@ from agents.ppo import playing_masks
 from spit_env.policy import call_policy, reads_public_table
 
 __all__ = ["TeacherData", "collect_teacher_data", "behaviour_clone", "fit_critic",
-           "discounted_returns"]
+           "discounted_returns", "held_out_rows", "HELD_OUT_EVERY"]
+
+#: The critic's fit holds out the games of every this-many-th VecEnv row (:func:`fit_critic`).
+HELD_OUT_EVERY = 10
+
+
+def held_out_rows(num_envs: int, every: int = HELD_OUT_EVERY) -> tuple[np.ndarray, np.ndarray]:
+    """(fitted rows, held-out rows) of a VecEnv of ``num_envs`` rows, as :func:`fit_critic` splits.
+
+    Every ``every``-th row is held out, row 0 first.
+    """
+    rows = np.arange(num_envs)
+    return rows[rows % every != 0], rows[rows % every == 0]
 
 
 @dataclass
@@ -81,7 +93,7 @@ def discounted_returns(rewards: np.ndarray, dones: np.ndarray, gamma: float) -> 
 
 def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, progress=None, *,
                          gamma: float = 1.0, on_forbidden: str = "raise",
-                         complete_games: bool = False) -> TeacherData:
+                         ended_in=()) -> TeacherData:
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
     ``env`` is a training env (``experiments.ppo.envs.make_training_env``): the recorded
@@ -104,8 +116,9 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
             ``spit_env.progress.Progress``), or None.
         gamma: the discount per decision of the returns (PPO's gamma), in (0, 1].
         on_forbidden: "raise" or "skip" (above).
-        complete_games: also play on until every row has finished a game, so that every row
-            holds decisions with a known return (the critic's targets).
+        ended_in: sets of VecEnv rows (sequences of row indices); past ``samples``, play on
+            until a game has ended in at least one row of each set, so that each holds decisions
+            with a known return (the critic's fitted and held-out rows, :func:`held_out_rows`).
 
     Returns:
         a :class:`TeacherData` with N >= ``samples`` decisions.
@@ -124,7 +137,10 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
     n = played = forbidden = 0
     rows = np.arange(env.num_envs)
     ended = np.zeros(env.num_envs, dtype=bool)
-    while n < samples or (complete_games and not ended.all()):
+    row_sets = [np.asarray(r, dtype=np.int64) for r in ended_in]
+    if any(r.size == 0 for r in row_sets):
+        raise ValueError("ended_in: every row set must hold at least one row")
+    while n < samples or not all(ended[r].any() for r in row_sets):
         legal = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
         rng = env.learner_rng()
         if reads_public_table(teacher):  # a planning teacher (planner) also reads the table
@@ -212,13 +228,16 @@ def _explained_variance(pred: np.ndarray, target: np.ndarray) -> float:
 
 
 def fit_critic(model, observations, returns, rows, *, steps: int, batch_size: int,
-               learning_rate: float, seed: int, held_out: int = 10, progress=None) -> dict:
+               learning_rate: float, seed: int, held_out: int = HELD_OUT_EVERY,
+               progress=None) -> dict:
     """Fit the value network of ``model`` to discounted returns; the actor is untouched.
 
     Mean squared error over the value MLP and value head, ``steps`` Adam steps on random
     minibatches of ``batch_size``. The decisions of every ``held_out``-th VecEnv row (whole games)
-    are held out and scored before and after, so the fit is measured on games it never saw.
-    Decisions without a return (NaN: their game had not ended) are not used.
+    are held out and scored every ``steps // 20`` steps: the returns of a few hundred games are
+    easy to memorise, so the value network kept is the one that scored best on them (early
+    stopping; the starting one if none did better). Decisions without a return (NaN: their game
+    had not ended) are not used.
 
     Args:
         model: a MaskablePPO model whose features extractor holds no weights.
@@ -234,7 +253,8 @@ def fit_critic(model, observations, returns, rows, *, steps: int, batch_size: in
 
     Returns:
         {"samples" (fitted), "held_out_samples", "loss" (mean of the last 10% of the steps),
-        "held_out_loss_before", "held_out_loss", "held_out_explained_variance"}.
+        "held_out_loss_before", "held_out_loss" (of the network kept), "best_step" (its step
+        count, 0 = the starting network), "held_out_explained_variance"}.
 
     Raises:
         ValueError: no decision with a return on the fitted or held-out rows, a bad
@@ -274,21 +294,30 @@ def fit_critic(model, observations, returns, rows, *, steps: int, batch_size: in
     optimiser = torch.optim.Adam(params, lr=learning_rate)
     gen = torch.Generator().manual_seed(int(seed))
     before, _ = held_out_loss()
+    best = (before, 0, [p.detach().clone() for p in params])
+    every = max(steps // 20, 1)
     policy.set_training_mode(True)
     losses = []
-    for k in range(steps):
+    for k in range(1, steps + 1):
         idx = fit_idx[torch.randint(0, len(fit_idx), (batch_size,), generator=gen)]
         loss = torch.nn.functional.mse_loss(value(idx), target[idx])
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        if k >= steps - max(steps // 10, 1):
+        if k > steps - max(steps // 10, 1):
             losses.append(float(loss.detach()))
+        if k % every == 0 or k == steps:
+            score, _ = held_out_loss()
+            if score < best[0]:
+                best = (score, k, [p.detach().clone() for p in params])
         if progress is not None:
             progress(1)
     policy.set_training_mode(False)
+    with torch.no_grad():
+        for p, kept in zip(params, best[2], strict=True):
+            p.copy_(kept)
     after, pred = held_out_loss()
     return {"samples": int(fit.sum()), "held_out_samples": int(test.sum()),
             "loss": float(np.mean(losses)) if losses else float("nan"),
-            "held_out_loss_before": before, "held_out_loss": after,
+            "held_out_loss_before": before, "held_out_loss": after, "best_step": best[1],
             "held_out_explained_variance": _explained_variance(pred, returns[test])}
