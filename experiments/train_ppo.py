@@ -368,12 +368,7 @@ def train(args: Args) -> dict:
         ScheduleCallback,
         stage_label,
     )
-    from experiments.ppo.warm_start import (
-        behaviour_clone,
-        collect_teacher_data,
-        fit_critic,
-        held_out_rows,
-    )
+    from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data, fit_critic
     from spit_env.policy import make_policy
     from spit_env.progress import Progress, format_rate
 
@@ -444,16 +439,13 @@ def train(args: Args) -> dict:
         with Progress(args.bc_samples, f"warm start: {player}'s moves", unit="samples",
                       enabled=show) as progress:
             data = collect_teacher_data(bc_env, teacher, args.bc_samples, input_options(model),
-                                        progress=progress, gamma=args.gamma,
-                                        ended_in=held_out_rows(args.num_envs)
-                                        if args.critic_steps else ())
+                                        progress=progress, gamma=args.gamma)
         bc_env.close()
         t_collect = time.perf_counter() - t
         collected = data.summary()
         print(f"warm start: {player} played {collected['played']:,} decisions in "
               f"{t_collect:.0f} s, all kept ({collected['forbidden']} forbidden by the model's "
-              f"mask); {collected['with_return']:,} in games that ended (the critic's targets)",
-              flush=True)
+              f"mask)", flush=True)
     if cloning(args):
         t = time.perf_counter()
         with Progress(args.bc_steps, "warm start: fitting the actor", unit="steps",
@@ -471,16 +463,16 @@ def train(args: Args) -> dict:
         t = time.perf_counter()
         with Progress(args.critic_steps, "warm start: fitting the critic", unit="steps",
                       enabled=show) as progress:
-            critic = fit_critic(model, data.observations, data.returns, data.rows,
+            critic = fit_critic(model, data, gamma=args.gamma, gae_lambda=args.gae_lambda,
                                 steps=args.critic_steps, batch_size=args.bc_batch_size,
                                 learning_rate=args.bc_learning_rate, seed=args.seed,
                                 progress=progress)
         critic.update(games_of=player, seconds=round(time.perf_counter() - t, 2))
-        print(f"critic warm start on {player}'s returns: {critic['samples']:,} samples, "
-              f"{args.critic_steps} steps, held-out loss {critic['held_out_loss_before']:.3f} "
-              f"-> {critic['held_out_loss']:.3f} (kept: step {critic['best_step']}), explained "
-              f"variance "
-              f"{critic['held_out_explained_variance']:.3f}", flush=True)
+        print(f"critic warm start on {player}'s games: {critic['samples']:,} samples, "
+              f"{args.critic_steps} steps, explained variance on held-out games "
+              f"{critic['held_out_explained_variance_before']:.3f} -> "
+              f"{critic['held_out_explained_variance']:.3f} (round {critic['best_round']} kept)",
+              flush=True)
     if cloning(args) or critic is not None:
         del data
     # PPO with its update log, and the pull toward the starting (or a given) policy if asked

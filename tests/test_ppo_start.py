@@ -28,7 +28,7 @@ from experiments.ppo.warm_start import (  # noqa: E402
     collect_teacher_data,
     discounted_returns,
     fit_critic,
-    held_out_rows,
+    lambda_returns,
 )
 from experiments.train_ppo import ArgumentError, validate  # noqa: E402
 from spit_env.policy import make_policy  # noqa: E402
@@ -94,39 +94,41 @@ def test_discounted_returns_follow_each_episode():
         discounted_returns(rewards, dones[:2], 0.5)
 
 
-def test_the_collection_plays_on_until_fitted_and_held_out_rows_have_returns():
-    env = _env(num_envs=12)
-    fitted, held = held_out_rows(12)
-    assert held.tolist() == [0, 10] and len(fitted) == 10
-    data = collect_teacher_data(env, make_policy("racer"), 100, {"mask_wait": False},
-                                gamma=0.99, ended_in=(fitted, held))
-    known = np.isfinite(data.returns)
-    assert np.isin(data.rows[known], held).any() and np.isin(data.rows[known], fitted).any()
-    with pytest.raises(ValueError, match="ended_in"):
-        collect_teacher_data(env, make_policy("racer"), 10, {}, ended_in=([],))
-    env.close()
+def test_lambda_returns_are_ppos_targets():
+    rng = np.random.default_rng(0)
+    rewards = rng.normal(size=(6, 3))
+    dones = rng.random((6, 3)) < 0.3
+    dones[-1] = True  # every row's last episode ends: lambda 1 gives the discounted returns
+    values = rng.normal(size=(6, 3))
+    g = lambda_returns(values, rng.normal(size=3), rewards, dones, 0.9, 1.0)
+    assert np.allclose(g, discounted_returns(rewards, dones, 0.9))
+    # lambda 0: one step of reward, then the next value (none after an episode's end)
+    g0 = lambda_returns(values, np.zeros(3), rewards, dones, 0.9, 0.0)
+    following = np.vstack([values[1:], np.zeros((1, 3))])
+    assert np.allclose(g0, rewards + 0.9 * following * ~dones)
 
 
 # --- the critic's warm start -----------------------------------------------------------------------
-def test_the_critic_fit_lowers_the_held_out_loss_and_leaves_the_actor():
+def test_the_critic_fit_explains_held_out_games_and_leaves_the_actor():
     env = _env(num_envs=20)
     model = _model(env)
-    data = collect_teacher_data(env, make_policy("racer"), 3000, input_options(model),
-                                gamma=0.99, ended_in=held_out_rows(20, 4))
+    data = collect_teacher_data(env, make_policy("racer"), 6000, input_options(model), gamma=0.99)
     actor = [p.detach().clone() for p in model.policy.mlp_extractor.policy_net.parameters()]
-    out = fit_critic(model, data.observations, data.returns, data.rows, steps=300,
-                     batch_size=128, learning_rate=1e-3, seed=0, held_out=4)
+    out = fit_critic(model, data, gamma=0.99, gae_lambda=0.95, steps=300, batch_size=128,
+                     learning_rate=1e-3, seed=0, rounds=3, held_out=4)
     assert out["held_out_samples"] > 0 and out["samples"] > out["held_out_samples"]
-    assert out["held_out_loss"] < out["held_out_loss_before"]
-    assert np.isfinite(out["held_out_explained_variance"])
+    assert out["best_round"] > 0, "no round of the fit did better than the untrained critic"
+    assert out["held_out_explained_variance"] > max(out["held_out_explained_variance_before"], 0)
     for p, q in zip(actor, model.policy.mlp_extractor.policy_net.parameters(), strict=True):
         assert torch.equal(p, q), "the critic's fit changed the actor"
     with pytest.raises(ValueError, match="held_out"):
-        fit_critic(model, data.observations, data.returns, data.rows, steps=1, batch_size=8,
+        fit_critic(model, data, gamma=0.99, gae_lambda=0.95, steps=1, batch_size=8,
                    learning_rate=1e-3, seed=0, held_out=1)
-    with pytest.raises(ValueError, match="returns"):
-        fit_critic(model, data.observations, np.full(len(data.returns), np.nan), data.rows,
-                   steps=1, batch_size=8, learning_rate=1e-3, seed=0)
+    skipped = collect_teacher_data(env, make_policy("racer"), 500, {"mask_wait": True},
+                                   on_forbidden="skip")
+    with pytest.raises(ValueError, match="every decision"):
+        fit_critic(model, skipped, gamma=0.99, gae_lambda=0.95, steps=1, batch_size=8,
+                   learning_rate=1e-3, seed=0)
     env.close()
 
 

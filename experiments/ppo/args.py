@@ -110,12 +110,13 @@ class Args:
     to --bc-teacher's moves before PPO starts (0 = off; not done with --resume or --init-model,
     whose actor is the file's). ~1 min at the default sizes."""
     critic_steps: int = 1000
-    """Critic warm start: gradient steps of mean squared error that fit the value network to the
-    discounted returns (--gamma per decision, the learner's rewards) of the warm start's games
-    before PPO starts, so that the first update's advantages are not noise (0 = off; not done
-    with --resume). The games are --bc-teacher's (the same --bc-samples decisions as the actor's
-    fit) or, with --init-model and no --bc-steps, the model's own (sampling); a tenth of the
-    game rows is held out to score the fit. Uses --bc-batch-size and --bc-learning-rate."""
+    """Critic warm start: gradient steps that fit the value network before PPO starts, so that
+    the first update's advantages are not noise (0 = off; not done with --resume). The targets
+    are PPO's own, TD(lambda) returns (--gamma, --gae-lambda) of the learner's rewards in the
+    warm start's games, recomputed on the critic's values 10 times over the fit; the games are
+    --bc-teacher's (the same --bc-samples decisions as the actor's fit) or, with --init-model,
+    the model's own (sampling). A tenth of the game rows is held out: the critic kept is the one
+    with the best explained variance there. Uses --bc-batch-size and --bc-learning-rate."""
     bc_teacher: str = "racer"
     """The policy (name or profile: {players}) whose moves the warm start imitates."""
     bc_samples: int = 300_000

@@ -18,7 +18,7 @@ from agents.ppo import playing_masks
 from spit_env.policy import call_policy, reads_public_table
 
 __all__ = ["TeacherData", "collect_teacher_data", "behaviour_clone", "fit_critic",
-           "discounted_returns", "held_out_rows", "HELD_OUT_EVERY"]
+           "discounted_returns", "lambda_returns", "held_out_rows", "HELD_OUT_EVERY"]
 
 #: The critic's fit holds out the games of every this-many-th VecEnv row (:func:`fit_critic`).
 HELD_OUT_EVERY = 10
@@ -46,6 +46,10 @@ class TeacherData:
             had not ended when the collection stopped.
         rows: (N,) int64, the VecEnv row each decision was made in (games of one row are
             independent of the other rows', so a split by row holds whole games out).
+        steps: (N,) int64, the VecEnv step each decision was made at.
+        rewards: (T, B) float32, the learner's reward of every VecEnv step of the collection.
+        dones: (T, B) bool, the step ended its row's game.
+        last_observations: (B, D) float32, the observations after the last step.
         played: decisions the teacher made, the forbidden ones included.
         forbidden: decisions whose move the model's masks forbid (0 unless
             ``on_forbidden="skip"``); they are played but not in the arrays.
@@ -56,6 +60,10 @@ class TeacherData:
     actions: np.ndarray
     returns: np.ndarray
     rows: np.ndarray
+    steps: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    last_observations: np.ndarray
     played: int
     forbidden: int
 
@@ -92,8 +100,7 @@ def discounted_returns(rewards: np.ndarray, dones: np.ndarray, gamma: float) -> 
 
 
 def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, progress=None, *,
-                         gamma: float = 1.0, on_forbidden: str = "raise",
-                         ended_in=()) -> TeacherData:
+                         gamma: float = 1.0, on_forbidden: str = "raise") -> TeacherData:
     """The teacher's moves in the learner's seat of ``env``, as training data.
 
     ``env`` is a training env (``experiments.ppo.envs.make_training_env``): the recorded
@@ -116,9 +123,6 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
             ``spit_env.progress.Progress``), or None.
         gamma: the discount per decision of the returns (PPO's gamma), in (0, 1].
         on_forbidden: "raise" or "skip" (above).
-        ended_in: sets of VecEnv rows (sequences of row indices); past ``samples``, play on
-            until a game has ended in at least one row of each set, so that each holds decisions
-            with a known return (the critic's fitted and held-out rows, :func:`held_out_rows`).
 
     Returns:
         a :class:`TeacherData` with N >= ``samples`` decisions.
@@ -136,11 +140,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
     rewards, dones = [], []
     n = played = forbidden = 0
     rows = np.arange(env.num_envs)
-    ended = np.zeros(env.num_envs, dtype=bool)
-    row_sets = [np.asarray(r, dtype=np.int64) for r in ended_in]
-    if any(r.size == 0 for r in row_sets):
-        raise ValueError("ended_in: every row set must hold at least one row")
-    while n < samples or not all(ended[r].any() for r in row_sets):
+    while n < samples:
         legal = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
         rng = env.learner_rng()
         if reads_public_table(teacher):  # a planning teacher (planner) also reads the table
@@ -167,12 +167,12 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
         obs, reward, done, _ = env.step(actions)
         rewards.append(reward)
         dones.append(done)
-        ended |= np.asarray(done, dtype=bool)
     steps, where = np.concatenate(kept_steps), np.concatenate(kept_rows)
-    returns = discounted_returns(np.stack(rewards), np.stack(dones), gamma)[steps, where]
+    rewards, dones = np.stack(rewards).astype(np.float32), np.stack(dones).astype(bool)
+    returns = discounted_returns(rewards, dones, gamma)[steps, where]
     return TeacherData(np.concatenate(kept_obs), np.concatenate(kept_masks),
-                       np.concatenate(kept_actions), returns.astype(np.float32), where,
-                       played, forbidden)
+                       np.concatenate(kept_actions), returns.astype(np.float32), where, steps,
+                       rewards, dones, np.asarray(obs, dtype=np.float32), played, forbidden)
 
 
 def behaviour_clone(model, observations, masks, actions, *, steps: int, batch_size: int,
@@ -227,97 +227,137 @@ def _explained_variance(pred: np.ndarray, target: np.ndarray) -> float:
     return float("nan") if var == 0 else 1.0 - float(np.var(target - pred)) / var
 
 
-def fit_critic(model, observations, returns, rows, *, steps: int, batch_size: int,
-               learning_rate: float, seed: int, held_out: int = HELD_OUT_EVERY,
-               progress=None) -> dict:
-    """Fit the value network of ``model`` to discounted returns; the actor is untouched.
+def lambda_returns(values: np.ndarray, last_values: np.ndarray, rewards: np.ndarray,
+                   dones: np.ndarray, gamma: float, gae_lambda: float) -> np.ndarray:
+    """TD(lambda) returns of a VecEnv's run, as PPO computes its value targets (GAE + values).
 
-    Mean squared error over the value MLP and value head, ``steps`` Adam steps on random
-    minibatches of ``batch_size``. The decisions of every ``held_out``-th VecEnv row (whole games)
-    are held out and scored every ``steps // 20`` steps: the returns of a few hundred games are
-    easy to memorise, so the value network kept is the one that scored best on them (early
-    stopping; the starting one if none did better). Decisions without a return (NaN: their game
-    had not ended) are not used.
+    Args:
+        values: (T, B) the critic's values of the observations of each step.
+        last_values: (B,) its values of the observations after the last step.
+        rewards: (T, B) rewards.
+        dones: (T, B) bool, the step ended its row's episode.
+        gamma: discount per step.
+        gae_lambda: GAE's lambda.
+
+    Returns:
+        (T, B) float64: advantages + values (SB3's ``RolloutBuffer.compute_returns_and_advantage``).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    advantages = np.zeros_like(values)
+    last_gae = np.zeros(values.shape[1])
+    for t in range(len(values) - 1, -1, -1):
+        following = last_values if t == len(values) - 1 else values[t + 1]
+        live = 1.0 - np.asarray(dones[t], dtype=np.float64)
+        delta = rewards[t] + gamma * following * live - values[t]
+        last_gae = delta + gamma * gae_lambda * live * last_gae
+        advantages[t] = last_gae
+    return advantages + values
+
+
+def fit_critic(model, data: TeacherData, *, gamma: float, gae_lambda: float, steps: int,
+               batch_size: int, learning_rate: float, seed: int, rounds: int = 10,
+               held_out: int = HELD_OUT_EVERY, progress=None) -> dict:
+    """Fit the value network of ``model`` to the teacher's games; the actor is untouched.
+
+    The targets are PPO's own: TD(lambda) returns (``gamma``, ``gae_lambda``) of the teacher's
+    rewards, bootstrapped on the critic's values, recomputed ``rounds`` times over the fit
+    (fitted value iteration on the teacher's games). Monte Carlo returns to the end of a game
+    would be a poor target: a game spans hundreds of decisions and many rounds, and a few
+    hundred games' outcomes are memorised rather than learnt. Mean squared error over the value
+    MLP and value head, ``steps`` Adam steps on random minibatches of ``batch_size``. The games
+    of every ``held_out``-th VecEnv row are held out and scored as PPO logs its first update's
+    explained variance (values against their TD(lambda) returns) after every round; the value
+    network kept is the best scored (the starting one if none scored better).
 
     Args:
         model: a MaskablePPO model whose features extractor holds no weights.
-        observations: (N, D) float32.
-        returns: (N,) float, the targets (NaN: none).
-        rows: (N,) int, the VecEnv row of each decision.
-        steps: Adam steps.
+        data: the teacher's games (:func:`collect_teacher_data`), every decision recorded.
+        gamma: the discount per decision (PPO's).
+        gae_lambda: GAE's lambda (PPO's).
+        steps: Adam steps in all.
         batch_size: decisions per minibatch.
         learning_rate: Adam's learning rate.
         seed: seeds the minibatches' draws.
+        rounds: times the targets are recomputed (>= 1).
         held_out: every this-many-th row is held out (>= 2).
         progress: called with 1 after each step, or None.
 
     Returns:
-        {"samples" (fitted), "held_out_samples", "loss" (mean of the last 10% of the steps),
-        "held_out_loss_before", "held_out_loss" (of the network kept), "best_step" (its step
-        count, 0 = the starting network), "held_out_explained_variance"}.
+        {"samples" (fitted), "held_out_samples", "loss" (the last round's mean),
+        "held_out_explained_variance_before", "held_out_explained_variance" (of the network
+        kept), "best_round" (0 = the starting network)}.
 
     Raises:
-        ValueError: no decision with a return on the fitted or held-out rows, a bad
-            ``held_out``, or a features extractor with trainable weights.
+        ValueError: decisions missing from ``data`` (skipped forbidden moves), no fitted or no
+            held-out row, bad ``held_out`` or ``rounds``, or trainable features.
     """
     import torch
 
-    if held_out < 2:
-        raise ValueError(f"held_out must be >= 2, got {held_out}")
+    if held_out < 2 or rounds < 1:
+        raise ValueError(f"held_out must be >= 2 and rounds >= 1, got {held_out} and {rounds}")
+    T, B = data.rewards.shape
+    if data.forbidden or len(data.actions) != T * B:
+        raise ValueError("fit_critic needs every decision of the collection (no forbidden move "
+                         "skipped): the TD targets follow each game step by step")
+    fitted, test_rows = held_out_rows(B, held_out)
+    if fitted.size == 0 or test_rows.size == 0:
+        raise ValueError(f"fit_critic needs fitted and held-out rows, got {B} row(s)")
     policy = model.policy
     if any(p.requires_grad for p in policy.features_extractor.parameters()):
         raise ValueError("fit_critic fits the value MLP on fixed inputs: the model's features "
                          "extractor must hold no trainable weights")
-    returns = np.asarray(returns, dtype=np.float32)
-    known = np.isfinite(returns)
-    test = known & (np.asarray(rows) % held_out == 0)
-    fit = known & ~test
-    if not fit.any() or not test.any():
-        raise ValueError(f"fit_critic needs returns on fitted and held-out rows, got "
-                         f"{int(fit.sum())} and {int(test.sum())} (collect more decisions)")
+    order = np.empty((T, B), dtype=np.int64)  # the sample of each (step, row)
+    order[data.steps, data.rows] = np.arange(T * B)
     vf_features = getattr(policy, "vf_features_extractor", None) or policy.features_extractor
     with torch.no_grad():
-        inputs = vf_features(torch.as_tensor(observations))
-    target = torch.as_tensor(returns)
-    fit_idx, test_idx = torch.as_tensor(np.flatnonzero(fit)), torch.as_tensor(np.flatnonzero(test))
-
-    def value(idx):
-        return policy.value_net(policy.mlp_extractor.forward_critic(inputs[idx])).flatten()
-
-    def held_out_loss() -> tuple[float, np.ndarray]:
-        with torch.no_grad():
-            pred = value(test_idx)
-        return float(torch.nn.functional.mse_loss(pred, target[test_idx])), pred.numpy()
-
+        inputs = vf_features(torch.as_tensor(np.concatenate([data.observations[order.ravel()],
+                                                             data.last_observations])))
+    test = np.isin(np.arange(B), test_rows)
     params = (list(policy.mlp_extractor.value_net.parameters())
               + list(policy.value_net.parameters()))
+
+    def values() -> np.ndarray:
+        with torch.no_grad():
+            out = torch.cat([policy.value_net(policy.mlp_extractor.forward_critic(chunk))
+                             for chunk in torch.split(inputs, 65536)]).flatten().numpy()
+        return out[:T * B].reshape(T, B), out[T * B:]
+
+    def targets_and_score():
+        now, last = values()
+        target = lambda_returns(now, last, data.rewards, data.dones, gamma, gae_lambda)
+        v, r = now[:, test].ravel(), target[:, test].ravel()
+        return target, _explained_variance(v, r)
+
+    fit_idx = torch.as_tensor((np.arange(T)[:, None] * B + fitted[None, :]).ravel())
     optimiser = torch.optim.Adam(params, lr=learning_rate)
     gen = torch.Generator().manual_seed(int(seed))
-    before, _ = held_out_loss()
-    best = (before, 0, [p.detach().clone() for p in params])
-    every = max(steps // 20, 1)
+    target, before = targets_and_score()
+    best = (before if np.isfinite(before) else -np.inf, 0, [p.detach().clone() for p in params])
     policy.set_training_mode(True)
     losses = []
-    for k in range(1, steps + 1):
-        idx = fit_idx[torch.randint(0, len(fit_idx), (batch_size,), generator=gen)]
-        loss = torch.nn.functional.mse_loss(value(idx), target[idx])
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        if k > steps - max(steps // 10, 1):
+    done = 0
+    for r in range(1, rounds + 1):
+        target_t = torch.as_tensor(target.ravel(), dtype=torch.float32)
+        losses = []
+        for _ in range(steps * r // rounds - done):
+            idx = fit_idx[torch.randint(0, len(fit_idx), (batch_size,), generator=gen)]
+            pred = policy.value_net(policy.mlp_extractor.forward_critic(inputs[idx])).flatten()
+            loss = torch.nn.functional.mse_loss(pred, target_t[idx])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
             losses.append(float(loss.detach()))
-        if k % every == 0 or k == steps:
-            score, _ = held_out_loss()
-            if score < best[0]:
-                best = (score, k, [p.detach().clone() for p in params])
-        if progress is not None:
-            progress(1)
+            done += 1
+            if progress is not None:
+                progress(1)
+        target, score = targets_and_score()
+        if score > best[0]:
+            best = (score, r, [p.detach().clone() for p in params])
     policy.set_training_mode(False)
     with torch.no_grad():
         for p, kept in zip(params, best[2], strict=True):
             p.copy_(kept)
-    after, pred = held_out_loss()
-    return {"samples": int(fit.sum()), "held_out_samples": int(test.sum()),
+    return {"samples": int(T * fitted.size), "held_out_samples": int(T * test_rows.size),
             "loss": float(np.mean(losses)) if losses else float("nan"),
-            "held_out_loss_before": before, "held_out_loss": after, "best_step": best[1],
-            "held_out_explained_variance": _explained_variance(pred, returns[test])}
+            "held_out_explained_variance_before": float(before),
+            "held_out_explained_variance": float(best[0]), "best_round": best[1]}
