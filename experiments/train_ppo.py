@@ -5,6 +5,7 @@
     python -m experiments.train_ppo --opponent "random->greedy" --curriculum-threshold 0.9
     python -m experiments.train_ppo --self-play --opponent greedy
     python -m experiments.train_ppo --resume runs/ppo_greedy/model.zip --total-timesteps 500000
+    python -m experiments.train_ppo --init-model runs/distilled/model.zip --pull-coef 0.5
     python -m experiments.train_ppo --help
 
 The script reads top to bottom: the validation of the arguments (:func:`validate`), the run
@@ -12,7 +13,8 @@ The script reads top to bottom: the validation of the arguments (:func:`validate
 ``experiments/ppo/``: ``args`` (:class:`Args`, one documented field per flag, shared with
 ``experiments.sb3_ceiling``), ``envs`` (the VecEnv stack), ``schedule`` (curriculum, self-play
 pool, evaluations during training), ``evaluation`` (evaluation, plot, table), ``warm_start``
-(behaviour cloning) and ``progress``; the model's input contract is ``agents.ppo.model_input``.
+(the actor's and the critic's warm start), ``pull`` (the KL pull in PPO's loss) and
+``progress``; the model's input contract is ``agents.ppo.model_input``.
 
 The learner plays many games at once in one process (``SpitVecEnv``: one VecEnv step = one learner
 decision, the batched core running the opponent in between). ``--opponent`` is
@@ -43,13 +45,22 @@ all the bots' games in one batch. The evaluations during training play other dea
 the model that scores best on them is kept instead of the last one. Progress shows as SB3's bar on
 a terminal and as plain lines otherwise (``experiments.ppo.progress``).
 
-Learning at the default settings rests on five choices (measured; see each field's help):
+Learning at the default settings rests on these choices (measured; see each field's help):
 
-* ``--mask-wait`` (on): the learner never WAITs when it has another legal move. Waiting can no
-  longer hold a game up (the D17 stall timeout spits after 3 s without a move), but learning is
-  worse without the mask: at the default budget against greedy, 0.412 [0.391, 0.434] against
-  racer without it, 0.453 [0.431, 0.474] with it (1,000 duplicate deals each; 0.494 and 0.500
-  against greedy). ``--no-mask-wait`` lets the learner WAIT on purpose.
+* ``--bc-steps``: a behaviour-cloning warm start. The ``--bc-teacher`` bot (racer) plays the
+  learner's seat for ``--bc-samples`` decisions, and the actor is fitted to its moves with
+  masked cross-entropy before PPO starts, so PPO starts near the bot's strength instead of
+  random's. Every teacher move is recorded (the count is printed and kept in config.json): a
+  move the model's mask forbids is an error, not a sample left out.
+* ``--no-mask-wait`` (the default): the learner may WAIT while it has another legal move, as
+  racer does on purpose in about 16% of its decisions with a choice, so the clone can make every
+  move it imitates; ``--mask-wait`` (WAIT only when nothing else is legal) is refused with a
+  warm start and measured better without one (docs/results/ppo_levers.md).
+* ``--critic-steps``: the value network is fitted before PPO's first update too, to PPO's own
+  TD(lambda) targets on the warm start's games, so the first advantages are not noise (the
+  explained variance of every update is in eval.json's "updates").
+* ``--pull-coef`` (0 = off): a KL term toward the policy PPO starts from (or ``--pull-model``)
+  in PPO's loss (``experiments.ppo.pull``).
 * forced WAITs are skipped (``--skip-forced-waits``): about 60% of a player's decisions have
   WAIT as the only legal move; up to two of them per step are played for the learner.
 * ``--obs-mask`` (on): the network's input is the observation followed by the learner's legal
@@ -58,10 +69,9 @@ Learning at the default settings rests on five choices (measured; see each field
   ``agents.ppo.racer_features``), so it starts from the heuristic's analysis: the warm start fits
   racer to 0.948 instead of 0.917, and the agent beats greedy 0.553 [0.532, 0.575] instead of
   0.506 [0.484, 0.528] (racer 0.487 instead of 0.460; 1,000 duplicate deals each).
-* ``--bc-steps``: a behaviour-cloning warm start. The ``--bc-teacher`` bot (racer) plays the
-  learner's seat for ``--bc-samples`` decisions, and the actor is fitted to its moves with
-  masked cross-entropy before PPO starts, so PPO starts near the bot's strength instead of
-  random's (the value network is left to PPO).
+
+``--init-model PATH`` starts from another model file's weights (a distilled network, a previous
+run's model.zip) whose input matches the flags, with a fresh step count.
 
 Speed: the script times every call into the environment (steps, resets, action masks) and
 reports environment steps per second and the environment's share of the training wall time
