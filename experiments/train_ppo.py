@@ -54,13 +54,14 @@ Learning at the default settings rests on these choices (measured; see each fiel
   move the model's mask forbids is an error, not a sample left out.
 * ``--no-mask-wait`` (the default): the learner may WAIT while it has another legal move, as
   racer does on purpose in about 16% of its decisions with a choice, so the clone can make every
-  move it imitates; ``--mask-wait`` (WAIT only when nothing else is legal) is refused with a
-  warm start and measured better without one (docs/results/ppo_levers.md).
+  move it imitates (docs/results/ppo_start.md); ``--mask-wait`` (WAIT only when nothing else
+  is legal) is refused with a behaviour-cloning warm start.
 * ``--critic-steps``: the value network is fitted before PPO's first update too, to PPO's own
   TD(lambda) targets on the warm start's games, so the first advantages are not noise (the
   explained variance of every update is in eval.json's "updates").
 * ``--pull-coef`` (0 = off): a KL term toward the policy PPO starts from (or ``--pull-model``)
-  in PPO's loss (``experiments.ppo.pull``).
+  in PPO's loss (``experiments.ppo.pull``); off by default, as the stronger of the two against
+  racer at 300,000 steps (docs/results/ppo_start.md).
 * forced WAITs are skipped (``--skip-forced-waits``): about 60% of a player's decisions have
   WAIT as the only legal move; up to two of them per step are played for the learner.
 * ``--obs-mask`` (on): the network's input is the observation followed by the learner's legal
