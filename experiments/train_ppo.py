@@ -435,9 +435,9 @@ def train(args: Args) -> dict:
     start_steps = int(model.num_timesteps)
 
     # The warm start (not on --resume): the actor fitted to the teacher's moves (a fresh
-    # network) and the critic to the returns of the same games (or, from --init-model, of the
-    # model's own games), played in the learner's seat against the first opponent, on games of
-    # a seed distinct from the training games'.
+    # network) and the critic to PPO's TD(lambda) targets on the same games (or, from
+    # --init-model, on the model's own games), played in the learner's seat against the first
+    # opponent, on games of a seed distinct from the training games'.
     bc, critic = None, None
     show = args.progress_bar
     if cloning(args) or (args.critic_steps and args.resume is None):
