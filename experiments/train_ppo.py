@@ -5,6 +5,7 @@
     python -m experiments.train_ppo --opponent "random->greedy" --curriculum-threshold 0.9
     python -m experiments.train_ppo --self-play --opponent greedy
     python -m experiments.train_ppo --resume runs/ppo_greedy/model.zip --total-timesteps 500000
+    python -m experiments.train_ppo --init-model runs/distilled/model.zip --pull-coef 0.5
     python -m experiments.train_ppo --help
 
 The script reads top to bottom: the validation of the arguments (:func:`validate`), the run
@@ -12,7 +13,8 @@ The script reads top to bottom: the validation of the arguments (:func:`validate
 ``experiments/ppo/``: ``args`` (:class:`Args`, one documented field per flag, shared with
 ``experiments.sb3_ceiling``), ``envs`` (the VecEnv stack), ``schedule`` (curriculum, self-play
 pool, evaluations during training), ``evaluation`` (evaluation, plot, table), ``warm_start``
-(behaviour cloning) and ``progress``; the model's input contract is ``agents.ppo.model_input``.
+(the actor's and the critic's warm start), ``pull`` (the KL pull in PPO's loss) and
+``progress``; the model's input contract is ``agents.ppo.model_input``.
 
 The learner plays many games at once in one process (``SpitVecEnv``: one VecEnv step = one learner
 decision, the batched core running the opponent in between). ``--opponent`` is
@@ -43,13 +45,23 @@ all the bots' games in one batch. The evaluations during training play other dea
 the model that scores best on them is kept instead of the last one. Progress shows as SB3's bar on
 a terminal and as plain lines otherwise (``experiments.ppo.progress``).
 
-Learning at the default settings rests on five choices (measured; see each field's help):
+Learning at the default settings rests on these choices (measured; see each field's help):
 
-* ``--mask-wait`` (on): the learner never WAITs when it has another legal move. Waiting can no
-  longer hold a game up (the D17 stall timeout spits after 3 s without a move), but learning is
-  worse without the mask: at the default budget against greedy, 0.412 [0.391, 0.434] against
-  racer without it, 0.453 [0.431, 0.474] with it (1,000 duplicate deals each; 0.494 and 0.500
-  against greedy). ``--no-mask-wait`` lets the learner WAIT on purpose.
+* ``--bc-steps``: a behaviour-cloning warm start. The ``--bc-teacher`` bot (racer) plays the
+  learner's seat for ``--bc-samples`` decisions, and the actor is fitted to its moves with
+  masked cross-entropy before PPO starts, so PPO starts near the bot's strength instead of
+  random's. Every teacher move is recorded (the count is printed and kept in config.json): a
+  move the model's mask forbids is an error, not a sample left out.
+* ``--no-mask-wait`` (the default): the learner may WAIT while it has another legal move, as
+  racer does on purpose in about 16% of its decisions with a choice, so the clone can make every
+  move it imitates (docs/results/ppo_start.md); ``--mask-wait`` (WAIT only when nothing else
+  is legal) is refused with a behaviour-cloning warm start.
+* ``--critic-steps``: the value network is fitted before PPO's first update too, to PPO's own
+  TD(lambda) targets on the warm start's games, so the first advantages are not noise (the
+  explained variance of every update is in eval.json's "updates").
+* ``--pull-coef`` (0 = off): a KL term toward the policy PPO starts from (or ``--pull-model``)
+  in PPO's loss (``experiments.ppo.pull``); off by default, as the stronger of the two against
+  racer at 300,000 steps (docs/results/ppo_start.md).
 * forced WAITs are skipped (``--skip-forced-waits``): about 60% of a player's decisions have
   WAIT as the only legal move; up to two of them per step are played for the learner.
 * ``--obs-mask`` (on): the network's input is the observation followed by the learner's legal
@@ -58,10 +70,9 @@ Learning at the default settings rests on five choices (measured; see each field
   ``agents.ppo.racer_features``), so it starts from the heuristic's analysis: the warm start fits
   racer to 0.948 instead of 0.917, and the agent beats greedy 0.553 [0.532, 0.575] instead of
   0.506 [0.484, 0.528] (racer 0.487 instead of 0.460; 1,000 duplicate deals each).
-* ``--bc-steps``: a behaviour-cloning warm start. The ``--bc-teacher`` bot (racer) plays the
-  learner's seat for ``--bc-samples`` decisions, and the actor is fitted to its moves with
-  masked cross-entropy before PPO starts, so PPO starts near the bot's strength instead of
-  random's (the value network is left to PPO).
+
+``--init-model PATH`` starts from another model file's weights (a distilled network, a previous
+run's model.zip) whose input matches the flags, with a fresh step count.
 
 Speed: the script times every call into the environment (steps, resets, action masks) and
 reports environment steps per second and the environment's share of the training wall time
@@ -161,7 +172,8 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
               "learning_rate", "eval_games", "eval_games_during", "torch_threads",
               "self_play_every", "self_play_pool", "mix_groups", "bc_samples",
               "bc_batch_size", "bc_learning_rate", "progress_lines")
-    for name in ("eval_freq", "checkpoint_freq", "ent_coef", "shaping", "bc_steps"):
+    for name in ("eval_freq", "checkpoint_freq", "ent_coef", "shaping", "bc_steps",
+                 "critic_steps"):
         if getattr(args, name) < 0:
             raise ArgumentError(f"{_flag(name)} must be >= 0, got {getattr(args, name)}")
     if args.batch_size > args.num_envs * args.n_steps:
@@ -169,6 +181,9 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             f"--batch-size ({args.batch_size}) must be at most --num-envs * --n-steps "
             f"({args.num_envs * args.n_steps})"
         )
+    if args.critic_steps and args.num_envs < 2:
+        raise ArgumentError(f"--critic-steps > 0 holds out the games of some rows to score the "
+                            f"critic's fit: --num-envs must be at least 2, got {args.num_envs}")
     if not 0 < args.gamma <= 1:
         raise ArgumentError(f"--gamma must be in (0, 1], got {args.gamma}")
     if not 0 <= args.gae_lambda <= 1:
@@ -226,6 +241,21 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
             f"--eval-seed (both {args.eval_seed})")
     if args.bc_steps:
         parse_opponent(args.bc_teacher, "--bc-teacher")
+    if not np.isfinite(args.pull_coef) or args.pull_coef < 0:
+        raise ArgumentError(f"--pull-coef must be a finite number >= 0 (0 = off), got "
+                            f"{args.pull_coef}")
+    if args.pull_model is not None and args.pull_coef == 0:
+        raise ArgumentError("--pull-model is the policy --pull-coef pulls toward: give "
+                            "--pull-coef > 0 with it")
+    if args.init_model is not None and args.resume is not None:
+        raise ArgumentError("--init-model and --resume both give the starting model: pass one "
+                            "(--resume continues a run, --init-model starts a new one)")
+    if cloning(args) and args.mask_wait:
+        raise ArgumentError(
+            f"--mask-wait with a behaviour-cloning warm start (--bc-steps {args.bc_steps}): the "
+            f"mask takes WAIT out whenever another move is legal, and --bc-teacher "
+            f"{args.bc_teacher!r} may WAIT on purpose, a move the model could not imitate; pass "
+            f"--no-mask-wait (the default) or --bc-steps 0")
     for spec in args.eval_opponents:
         if spec != "strongest":
             parse_opponent(spec, "--eval-opponents")
@@ -244,11 +274,59 @@ def validate(args: Args) -> list[list[tuple[str, float]]]:
         raise ArgumentError(f"--resume: no checkpoint file at {str(args.resume)!r}")
     if args.resume is not None and not zipfile.is_zipfile(args.resume):
         raise ArgumentError(f"--resume: {str(args.resume)!r} is not a model .zip saved by SB3")
+    for flag, path in (("--init-model", args.init_model), ("--pull-model", args.pull_model)):
+        if path is not None:
+            check_model_file(args, path, flag)
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise ArgumentError(f"--out: {str(args.out)!r} exists and is not a folder")
     if args.json is not None and Path(args.json).is_dir():
         raise ArgumentError(f"--json: {str(args.json)!r} is a folder, not a file path")
     return stages
+
+
+def cloning(args: Args) -> bool:
+    """Whether the run fits the actor to --bc-teacher (not with --resume or --init-model)."""
+    return bool(args.bc_steps) and args.resume is None and args.init_model is None
+
+
+def check_model_file(args: Args, path, flag: str) -> None:
+    """Check that the model at ``path`` reads the input the flags give the trained model.
+
+    The input options (--mask-wait, --obs-mask, --racer-features), the observation fields
+    (--obs-leave-out) and, for --init-model, the hidden layers (--net-arch) must be the flags'.
+
+    Raises:
+        ArgumentError: naming ``flag``, the differing setting and the flag that sets it.
+    """
+    from agents.ppo import input_options, load_model
+    from agents.ppo_model import observation_fields
+
+    try:
+        saved = load_model(path)
+    except ValueError as err:
+        raise ArgumentError(f"{flag}: {err}") from None
+    options = input_options(saved)
+    for name in ("mask_wait", "obs_mask", "racer_features"):
+        if options[name] != getattr(args, name):
+            on, wanted = options[name], getattr(args, name)
+            raise ArgumentError(
+                f"{flag}: the model at {str(path)!r} has {_flag(name)} {'on' if on else 'off'}, "
+                f"the flags {'on' if wanted else 'off'}; pass "
+                f"{'--' if on else '--no-'}{name.replace('_', '-')} to match it")
+    fields = list(getattr(saved.policy, "obs_fields", ()))
+    wanted = list(observation_fields(leave_out=args.obs_leave_out))
+    if fields != wanted:
+        raise ArgumentError(
+            f"{flag}: the model at {str(path)!r} reads the observation fields {fields}, the flags "
+            f"{wanted}; set --obs-leave-out to leave out {sorted(set(wanted) - set(fields))}")
+    arch = saved.policy.net_arch
+    layers = list(arch["pi"]) if isinstance(arch, dict) else list(arch)
+    value_layers = list(arch["vf"]) if isinstance(arch, dict) else layers
+    if flag == "--init-model" and list(args.net_arch) not in ([layers] if layers == value_layers
+                                                              else []):
+        raise ArgumentError(f"{flag}: the model at {str(path)!r} has hidden layers {arch}, the "
+                            f"flags --net-arch {list(args.net_arch)}; pass --net-arch "
+                            f"{' '.join(map(str, layers))}")
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -283,7 +361,7 @@ def train(args: Args) -> dict:
     import torch
     from stable_baselines3.common.callbacks import CallbackList
 
-    from agents.ppo import input_options, load_model
+    from agents.ppo import PPOPolicy, input_options, load_model
     from agents.ppo_model import new_model, observation_fields, save_model
     from experiments.ppo.envs import make_training_env
     from experiments.ppo.evaluation import (
@@ -294,13 +372,14 @@ def train(args: Args) -> dict:
         resolve_eval_opponents,
     )
     from experiments.ppo.progress import ProgressCallback, training_progress
+    from experiments.ppo.pull import frozen_actor, with_pull
     from experiments.ppo.schedule import (
         Checkpoints,
         OpponentSchedule,
         ScheduleCallback,
         stage_label,
     )
-    from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data
+    from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data, fit_critic
     from spit_env.policy import make_policy
     from spit_env.progress import Progress, format_rate
 
@@ -310,13 +389,14 @@ def train(args: Args) -> dict:
     eval_opponents = resolve_eval_opponents(args.eval_opponents)
     if args.resume is not None:  # the network's input is fixed by the checkpoint
         saved = input_options(load_model(args.resume))
-        for name in ("obs_mask", "racer_features"):
+        for name in ("mask_wait", "obs_mask", "racer_features"):
             if saved[name] != getattr(args, name):
                 flag = "--" + name.replace("_", "-")
                 print(f"note: the checkpoint's network was trained with {flag} "
                       f"{'on' if saved[name] else 'off'}; its input stays so (the flag is ignored)",
                       file=sys.stderr)
-        args = replace(args, obs_mask=saved["obs_mask"], racer_features=saved["racer_features"])
+        args = replace(args, mask_wait=saved["mask_wait"], obs_mask=saved["obs_mask"],
+                       racer_features=saved["racer_features"])
         if args.obs_leave_out:
             print("note: the checkpoint's network reads the observation fields it was trained "
                   "on; --obs-leave-out is ignored", file=sys.stderr)
@@ -339,8 +419,6 @@ def train(args: Args) -> dict:
     tb = str(out / "tb") if args.tensorboard else None
     if args.resume is not None:
         model = load_model(args.resume, env=env, tensorboard_log=tb)
-        model.policy.spit_options["mask_wait"] = args.mask_wait  # a rule of play, not an input
-        model.policy_kwargs["mask_wait"] = args.mask_wait
     else:
         model = new_model(
             env, net_arch=args.net_arch, options=dict(
@@ -352,33 +430,68 @@ def train(args: Args) -> dict:
             gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
             tensorboard_log=tb, seed=args.seed, device="cpu", verbose=args.verbose,
         )
+    if args.init_model is not None:  # its weights, checked against the flags by validate()
+        model.policy.load_state_dict(load_model(args.init_model).policy.state_dict())
     start_steps = int(model.num_timesteps)
 
-    # The warm start (a fresh network only): the teacher in the learner's seat against the first
+    # The warm start (not on --resume): the actor fitted to the teacher's moves (a fresh
+    # network) and the critic to PPO's TD(lambda) targets on the same games (or, from
+    # --init-model, on the model's own games), played in the learner's seat against the first
     # opponent, on games of a seed distinct from the training games'.
-    bc = None
+    bc, critic = None, None
     show = args.progress_bar
-    if args.bc_steps and args.resume is None:
+    if cloning(args) or (args.critic_steps and args.resume is None):
         t = time.perf_counter()
         bc_seed = int(np.random.SeedSequence([args.seed, 0xBC]).generate_state(1)[0])
         _, _, bc_env = make_training_env(groups=1, seed=bc_seed, **env_options)
-        with Progress(args.bc_samples, f"warm start: {args.bc_teacher}'s moves",
-                      unit="samples", enabled=show) as progress:
-            data = collect_teacher_data(bc_env, make_policy(args.bc_teacher), args.bc_samples,
-                                        input_options(model), progress=progress)
+        player = args.bc_teacher if cloning(args) else "the model"
+        teacher = (make_policy(args.bc_teacher) if cloning(args)
+                   else PPOPolicy(model, deterministic=False))
+        with Progress(args.bc_samples, f"warm start: {player}'s moves", unit="samples",
+                      enabled=show) as progress:
+            data = collect_teacher_data(bc_env, teacher, args.bc_samples, input_options(model),
+                                        progress=progress, gamma=args.gamma)
         bc_env.close()
         t_collect = time.perf_counter() - t
+        collected = data.summary()
+        print(f"warm start: {player} played {collected['played']:,} decisions in "
+              f"{t_collect:.0f} s, all kept ({collected['forbidden']} forbidden by the model's "
+              f"mask)", flush=True)
+    if cloning(args):
+        t = time.perf_counter()
         with Progress(args.bc_steps, "warm start: fitting the actor", unit="steps",
                       enabled=show) as progress:
-            bc = behaviour_clone(model, *data, steps=args.bc_steps, batch_size=args.bc_batch_size,
+            bc = behaviour_clone(model, data.observations, data.masks, data.actions,
+                                 steps=args.bc_steps, batch_size=args.bc_batch_size,
                                  learning_rate=args.bc_learning_rate, seed=args.seed,
                                  progress=progress)
-        bc.update(teacher=args.bc_teacher, samples=len(data[2]),
-                  collect_seconds=round(t_collect, 2), seconds=round(time.perf_counter() - t, 2))
-        print(f"behaviour cloning of {args.bc_teacher}: {bc['samples']:,} samples in "
-              f"{t_collect:.0f} s, {args.bc_steps} steps, total {bc['seconds']:.0f} s, "
-              f"last loss {bc['loss']:.3f}, accuracy {bc['accuracy']:.3f}", flush=True)
+        bc.update(teacher=args.bc_teacher, **collected, collect_seconds=round(t_collect, 2),
+                  seconds=round(time.perf_counter() - t + t_collect, 2))
+        print(f"behaviour cloning of {args.bc_teacher}: {bc['samples']:,} samples, "
+              f"{args.bc_steps} steps, total {bc['seconds']:.0f} s, last loss {bc['loss']:.3f}, "
+              f"accuracy {bc['accuracy']:.3f}", flush=True)
+    if args.critic_steps and args.resume is None:
+        t = time.perf_counter()
+        with Progress(args.critic_steps, "warm start: fitting the critic", unit="steps",
+                      enabled=show) as progress:
+            critic = fit_critic(model, data, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                                steps=args.critic_steps, batch_size=args.bc_batch_size,
+                                learning_rate=args.bc_learning_rate, seed=args.seed,
+                                progress=progress)
+        critic.update(games_of=player, seconds=round(time.perf_counter() - t, 2))
+        print(f"critic warm start on {player}'s games: {critic['samples']:,} samples, "
+              f"{args.critic_steps} steps, explained variance on held-out games "
+              f"{critic['held_out_explained_variance_before']:.3f} -> "
+              f"{critic['held_out_explained_variance']:.3f} (round {critic['best_round']} kept)",
+              flush=True)
+    if cloning(args) or critic is not None:
         del data
+    # PPO with its update log, and the pull toward the starting (or a given) policy if asked
+    anchor = None
+    if args.pull_coef > 0:
+        anchor = frozen_actor(load_model(args.pull_model).policy if args.pull_model is not None
+                              else model.policy)
+    model = with_pull(model, anchor, args.pull_coef)
     config = {
         **_jsonable(asdict(args)),
         "out": str(out),
@@ -386,6 +499,7 @@ def train(args: Args) -> dict:
         "eval_opponents": eval_opponents,
         "resumed_from_timesteps": start_steps,
         "behaviour_cloning": bc,
+        "critic_warm_start": critic,
         "model_hyperparameters": {
             "n_steps": model.n_steps, "batch_size": model.batch_size, "n_epochs": model.n_epochs,
             "gamma": model.gamma, "gae_lambda": model.gae_lambda, "ent_coef": model.ent_coef,
@@ -400,7 +514,7 @@ def train(args: Args) -> dict:
     # the evaluations during training, on held-out deals; the first one also plays the bots'
     # own levels there (the learning curve's reference lines), in its batch
     evaluate_during = HeldOutEvaluations(
-        (args.bc_teacher if args.bc_steps else eval_opponents[-1]) if args.eval_levels else None,
+        (args.bc_teacher if cloning(args) else eval_opponents[-1]) if args.eval_levels else None,
         eval_opponents, previous.get("levels"), latency=args.eval_latency,
         seed=args.eval_during_seed, max_game_ms=args.eval_max_game_ms, show_progress=show)
     schedule = OpponentSchedule(
@@ -478,6 +592,9 @@ def train(args: Args) -> dict:
         "episode_reward": schedule.episode_curve,
         "stages": previous.get("stages", []) + schedule.stage_log,
         "kept_model": kept,
+        # every PPO update: the explained variance of the values its rollout was collected with
+        # (the first one shows the critic's warm start), approx_kl, value loss, pull KL
+        "updates": model.update_log,
         "final": {"timesteps": int(kept["timesteps"]), "deals": args.eval_games,
                   "games_per_opponent": 2 * args.eval_games, "latency": args.eval_latency,
                   "seed": args.eval_seed, "results": final_results},
@@ -491,6 +608,12 @@ def train(args: Args) -> dict:
     plot_learning_curve(result, out / "learning_curve.png")
     env.close()
     print_table(result["final"])
+    if model.update_log:
+        first = model.update_log[0]
+        print(f"explained variance at the first PPO update {first['explained_variance']:.3f}, "
+              f"mean approx_kl {np.mean([u['approx_kl'] for u in model.update_log]):.4f}"
+              + (f", mean pull KL {np.mean([u['pull_kl'] for u in model.update_log]):.4f}"
+                 if args.pull_coef > 0 else ""), flush=True)
     print(f"{steps:,} steps in {train_seconds:.0f} s of training "
           f"({format_rate(steps, train_seconds, 'steps')} training, environment "
           f"{100 * speed['env_share_of_training']:.1f}% of it); evaluations during training "

@@ -232,10 +232,9 @@ def test_planner_is_a_behaviour_cloning_teacher():
     _, _, env = make_training_env(num_envs=8, groups=2, opponent="greedy@expert", seed=1,
                                   learner_seat="random", reward="game", episode="game", shaping=0.0,
                                   skip_forced_waits=True, truncation_reward=-1.0)
-    obs, masks, actions = collect_teacher_data(env, make_policy("planner-fast"), 150,
-                                               {"mask_wait": True})
-    assert len(obs) == len(actions) >= 150
-    assert masks[np.arange(len(actions)), actions].all()
+    data = collect_teacher_data(env, make_policy("planner-fast"), 150, {"mask_wait": False})
+    assert len(data.observations) == len(data.actions) == data.played >= 150
+    assert data.masks[np.arange(len(data.actions)), data.actions].all()
     env.close()
 
 

@@ -77,7 +77,16 @@ def test_training_writes_the_run_folder(run_dir):
     assert speed["timesteps"] >= 2048 and 0 < speed["env_share_of_training"] < 1
     config = json.loads((run_dir / "config.json").read_text())
     assert config["opponent"] == "greedy"
-    assert config["behaviour_cloning"]["samples"] >= 300
+    bc = config["behaviour_cloning"]
+    assert bc["samples"] == bc["played"] >= 300 and bc["forbidden"] == 0  # every move kept
+    critic = config["critic_warm_start"]
+    assert critic["games_of"] == "racer" and 0 < critic["samples"] <= bc["samples"]
+    # the best critic is kept (the untrained one if no round did better)
+    assert critic["held_out_explained_variance"] >= critic["held_out_explained_variance_before"]
+    assert config["mask_wait"] is False
+    updates = result["updates"]
+    assert len(updates) == 2 and all(np.isfinite(u["explained_variance"]) for u in updates)
+    assert all(u["pull_kl"] is None for u in updates)  # --pull-coef 0: plain MaskablePPO
     assert config["obs_mask"] is True and config["racer_features"] is True
 
 
@@ -122,6 +131,24 @@ def test_resume_continues_counting(run_dir, tmp_path):
     assert result["config"]["resumed_from_timesteps"] == start
     assert result["config"]["behaviour_cloning"] is None, "a resumed run was warm-started again"
     assert result["final"]["timesteps"] >= start + 1024
+
+
+def test_init_model_starts_from_the_file_with_a_fitted_critic_and_the_pull(run_dir, tmp_path):
+    proc = _run("--total-timesteps", "1024", "--out", str(tmp_path), "--init-model",
+                str(run_dir / "model.zip"), "--critic-steps", "20", "--pull-coef", "0.5",
+                "--checkpoint-freq", "0", *TINY_FINAL_EVAL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads((tmp_path / "eval.json").read_text())
+    config = result["config"]
+    assert config["behaviour_cloning"] is None, "the file's actor was cloned over"
+    assert config["critic_warm_start"]["games_of"] == "the model"
+    assert config["resumed_from_timesteps"] == 0
+    assert [u["pull_kl"] is not None for u in result["updates"]] == [True]
+    proc = _run("--total-timesteps", "1024", "--out", str(tmp_path / "never"), "--init-model",
+                str(run_dir / "model.zip"), *TINY_FINAL_EVAL, "--net-arch", "16",
+                timeout=120)
+    assert proc.returncode != 0 and "--net-arch" in proc.stderr and "--init-model" in proc.stderr
+    assert not (tmp_path / "never" / "model.zip").exists()
 
 
 def test_every_model_file_of_a_run_is_portable(run_dir):
@@ -397,9 +424,9 @@ def test_behaviour_cloning_fits_the_teacher():
 
     _, _, env = _training_env(16, 1, "random")
     model = new_model(env, net_arch=(64,), n_steps=8, batch_size=64, seed=0, device="cpu")
-    obs, masks, actions = collect_teacher_data(env, make_policy("greedy"), 2000,
-                                               input_options(model))
-    assert len(obs) == len(masks) == len(actions) >= 2000
+    data = collect_teacher_data(env, make_policy("greedy"), 2000, input_options(model))
+    obs, masks, actions = data.observations, data.masks, data.actions
+    assert len(obs) == len(masks) == len(actions) == data.played >= 2000
     assert masks[np.arange(len(actions)), actions].all(), "a recorded move is not legal"
     assert not (masks[:, 0] & masks[:, 1:].any(axis=1)).any(), "WAIT beside a move (mask_wait)"
     plain = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=64, seed=0, device="cpu",
@@ -425,6 +452,10 @@ def test_behaviour_cloning_fits_the_teacher():
         (["--batch-size", "10000", "--num-envs", "2", "--n-steps", "8"], "--batch-size"),
         (["--total-timesteps", "lots"], "--total-timesteps"),
         (["--bc-steps", "10", "--bc-teacher", "nobody"], "--bc-teacher"),
+        (["--mask-wait"], "--no-mask-wait"),  # the warm start imitates racer's WAITs
+        (["--critic-steps", "-1"], "--critic-steps"),
+        (["--pull-coef", "-1"], "--pull-coef"),
+        (["--init-model", "nowhere.zip"], "--init-model"),
         (["--league-weighting", "losses"], "--league-weighting"),  # needs a mix
         (["--league-weighting", "losses", "--opponent", "random:1,greedy:1", "--eval-freq", "0"],
          "--eval-freq"),

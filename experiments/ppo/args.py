@@ -82,10 +82,14 @@ class Args:
     """Snapshots kept in the self-play pool (the newest)."""
     self_play_bot_weight: float = 0.5
     """Share of the game rows that keep playing the --opponent bots once the pool is not empty."""
-    mask_wait: bool = True
+    mask_wait: bool = False
     """Take WAIT out of the learner's legal moves whenever it has another one, so it never idles
-    when it can act (like the greedy bot). Saved with the model: agents.make("ppo") applies
-    the same rule when it plays."""
+    when it can act (like the greedy bot). Off by default: the warm start's teacher (racer)
+    WAITs on purpose in about 16% of its decisions that have a choice, and the model must be able
+    to make every move it imitates, so --mask-wait with a behaviour-cloning warm start
+    (--bc-steps > 0) is refused. Saved with the model (the mask in its input is the one after
+    this rule): agents.make("ppo") applies the same rule when it plays; with --resume the
+    checkpoint's rule stays, and --init-model's file must have this one."""
     obs_mask: bool = True
     """Append the learner's legal-move mask (23 floats, after --mask-wait) to the observation,
     so the network sees legality directly instead of inferring it from the one-hot ranks
@@ -103,8 +107,16 @@ class Args:
     same fields. With --resume the checkpoint's fields stay."""
     bc_steps: int = 1500
     """Behaviour-cloning warm start: gradient steps of masked cross-entropy that fit the actor
-    to --bc-teacher's moves before PPO starts (0 = off; the value network is left to PPO; not
-    done with --resume). ~1 min at the default sizes."""
+    to --bc-teacher's moves before PPO starts (0 = off; not done with --resume or --init-model,
+    whose actor is the file's). ~1 min at the default sizes."""
+    critic_steps: int = 1000
+    """Critic warm start: gradient steps that fit the value network before PPO starts, so that
+    the first update's advantages are not noise (0 = off; not done with --resume). The targets
+    are PPO's own, TD(lambda) returns (--gamma, --gae-lambda) of the learner's rewards in the
+    warm start's games, recomputed on the critic's values 10 times over the fit; the games are
+    --bc-teacher's (the same --bc-samples decisions as the actor's fit) or, with --init-model,
+    the model's own (sampling). A tenth of the game rows is held out: the critic kept is the one
+    with the best explained variance there. Uses --bc-batch-size and --bc-learning-rate."""
     bc_teacher: str = "racer"
     """The policy (name or profile: {players}) whose moves the warm start imitates."""
     bc_samples: int = 300_000
@@ -164,6 +176,20 @@ class Args:
     """Continue training from this checkpoint (a model .zip): the step count goes on from it.
     The network's input options (--obs-mask, --racer-features) are the checkpoint's: a differing
     flag is ignored, with a note."""
+    init_model: Path | None = None
+    """Start PPO from the weights of this model file (a MaskablePPO .zip of the package's
+    format: a previous run's model.zip, a distilled network...) instead of a fresh network,
+    with a new step count and the flags' hyperparameters. Its input must be the flags' (--obs-mask,
+    --racer-features, --mask-wait, --obs-leave-out, --net-arch): a clear error otherwise. The
+    actor is not cloned (--bc-steps is not used); the critic is fitted first with
+    --critic-steps > 0."""
+    pull_coef: float = 0.0
+    """Pull toward a fixed policy during PPO: pull_coef * KL(anchor || policy) over the legal
+    moves is added to PPO's loss (experiments.ppo.pull; 0 = off, plain MaskablePPO). The anchor
+    is --pull-model, or the policy PPO starts from (after the warm start, or --init-model's)."""
+    pull_model: Path | None = None
+    """The model file the pull (--pull-coef) holds the policy near; None = the policy PPO starts
+    from. Its input must be the trained model's (a clear error otherwise)."""
     torch_threads: int = 1
     """torch.set_num_threads for training and inference. 1 by default: more torch worker
     threads than free cores contend with the environment and slow training down sharply on a
