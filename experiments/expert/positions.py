@@ -155,7 +155,8 @@ def make_env(num_envs: int, seed: int, opponents, learner, config=None) -> SpitV
 
 
 def collect(env: SpitVecEnv, learner: Callable, teach: Callable, labels: int, *,
-            desc: str = "labels", show_progress: bool = True) -> tuple[Positions, dict]:
+            finish: bool = True, desc: str = "labels",
+            show_progress: bool = True) -> tuple[Positions, dict]:
     """Play the learner in ``env`` until ``labels`` positions are labelled, then finish the games.
 
     Args:
@@ -165,6 +166,8 @@ def collect(env: SpitVecEnv, learner: Callable, teach: Callable, labels: int, *,
         teach: ``(obs (B, D), masks (B, 23), rng, table) -> Labels`` at every step of the
             labelling phase; its ``play`` moves are the learner's.
         labels: label at least this many positions (a step labels all its rows with a choice).
+        finish: play the labelled games to their end for their outcomes (False: the outcome of
+            a game unfinished when the labels are in is NaN).
         desc: the progress line's text.
         show_progress: write progress (``spit_env.progress``).
 
@@ -209,11 +212,11 @@ def collect(env: SpitVecEnv, learner: Callable, teach: Callable, labels: int, *,
             step(lab.play)
     label_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
-    left = sum(1 for r in open_rows if r)
+    left = sum(1 for r in open_rows if r) if finish else 0
     with Progress(left, "finishing the labelled games", unit="games",
                   enabled=show_progress) as progress:
         for _ in range(_MAX_FINISH_STEPS):
-            if not any(open_rows):
+            if not finish or not any(open_rows):
                 break
             before = games
             step(learner(obs, env.action_masks(), env.learner_rng()))

@@ -121,8 +121,9 @@ def _one_round(args, k: int, out: Path, show: bool) -> dict:
     config = SpitConfig(latency=Latency.parse(args.eval_latency), max_game_ms=args.max_game_ms)
     env = make_env(args.num_envs, seed, args.opponent_mix, learner, config)
     budget = args.bc_labels if k == 0 else args.labels
+    # the outcomes are needed by round 0's value target and by any but the planner's own
     positions, info = collect(env, learner, teach, budget, desc=f"round {k}: {teacher} labels",
-                              show_progress=show)
+                              finish=k == 0 or args.value_target != "plan", show_progress=show)
     env.close()
     order = np.random.default_rng(seed).permutation(len(positions))
     n_hold = int(round(args.holdout * len(positions)))
