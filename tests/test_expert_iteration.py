@@ -160,11 +160,21 @@ def test_planner_targets_follow_the_planned_rows():
                 cand_row=i([0, 0, 2, 2]), cand_action=i([0, 4, 5, 9]),
                 mean_diff=i([0.0, 0.05, 0.0, -0.05]), se=i([0.0, 0.01, 0.0, 0.01]),
                 n_rollouts=i([4, 4, 4, 4]), value=i([0.3, np.nan, -0.2]))
-    t = planner_targets(plan, 0.05)
+    t = planner_targets(plan, 0.05, "mean")
     assert t.shape == (2, N_ACTIONS)
     e = np.exp([0.0, 1.0])
     np.testing.assert_allclose(t[0, [0, 4]], e / e.sum(), rtol=1e-6)
     np.testing.assert_allclose(t[1, [5, 9]], e[::-1] / e.sum(), rtol=1e-6)
+    # "lower": the gain less confidence standard errors, the reference at 0
+    low = planner_targets(plan, 0.05, "lower", confidence=2.0)
+    e = np.exp([0.0, (0.05 - 2 * 0.01) / 0.05])
+    np.testing.assert_allclose(low[0, [0, 4]], e / e.sum(), rtol=1e-6)
+    e = np.exp([0.0, (-0.05 - 2 * 0.01) / 0.05])
+    np.testing.assert_allclose(low[1, [5, 9]], e / e.sum(), rtol=1e-6)
+    plan.se = i([0.0, np.inf, 0.0, 0.01])  # a move without a standard error gets no mass
+    assert planner_targets(plan, 0.05, "lower")[0, 4] == 0
+    with pytest.raises(ValueError, match="score"):
+        planner_targets(plan, 0.05, "best")
     assert one_hot_targets(i([2, WAIT]))[1, WAIT] == 1
 
 
@@ -219,13 +229,16 @@ def test_planner_labels_are_the_networks_positions():
     planner = PlannerBot(rollouts=2, horizon_ms=300, reference=net)
     stats = {}
     env = make_env(8, 11, [("racer", 1)], net, _short_games())
-    pos, _ = collect(env, net, planner_teacher(planner, 0.05, stats), 30, show_progress=False)
+    pos, _ = collect(env, net, planner_teacher(planner, 0.05, stats=stats), 30, show_progress=False)
     assert (pos.targets[~pos.masks] == 0).all()
     np.testing.assert_allclose(pos.targets.sum(axis=1), 1, rtol=1e-5)
     assert pos.masks[np.arange(len(pos)), pos.teacher].all()
     # the reference move is the network's own argmax: the positions are the network's
     np.testing.assert_array_equal(pos.reference, net(pos.obs, pos.masks, None))
     assert np.all(np.abs(pos.plan_value[~np.isnan(pos.plan_value)]) <= 1)
+    # the planner's gains are kept for every legal move, 0 for the reference move
+    assert (np.isnan(pos.gain) == ~pos.masks).all()
+    np.testing.assert_array_equal(pos.gain[np.arange(len(pos)), pos.reference], 0)
     assert stats["rollouts"] > 0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from experiments.cli import ArgumentParser, player_help, player_names
 from experiments.expert.network import VALUE_TARGETS
+from experiments.expert.targets import SCORES
 from spit_env.checks import did_you_mean
 
 __all__ = ["parser", "check", "parse_mix", "RESUMABLE", "SELF", "NETWORK"]
@@ -73,10 +74,19 @@ def parser(description: str = "") -> ArgumentParser:
     add("--win-weight", type=float, default=2.0,
         help="the planner's value of a game won within a rollout, on top of the card "
              "difference, >= 0 (default: %(default)s)")
-    add("--temperature", type=float, default=0.05,
+    add("--temperature", type=float, default=0.01,
         help="soft targets: softmax over each position's moves of the planner's mean gain over "
              "the reference move / temperature (value units: card difference / 52 + "
              "win weight), > 0 (default: %(default)s)")
+    add("--target-score", choices=SCORES, default="lower",
+        help="what the soft targets are a softmax of: each move's mean gain over the network's "
+             "move ('mean'), or that gain less --confidence standard errors ('lower', the "
+             "planner's own rule: the network's move keeps the mass unless a move beats it "
+             "beyond the noise) (default: %(default)s)")
+    add("--target-margin", type=float, default=0.01,
+        help="subtracted from the score of every move but the network's own in the soft "
+             "targets, >= 0 (value units): a move the rollouts cannot tell from the network's "
+             "leaves the mass on the network's move (default: %(default)s)")
     add("--value-target", choices=VALUE_TARGETS, default="outcome",
         help="the value head's target: the game's outcome from the learner's seat, the "
              "planner's value of the network's move, or their mean (default: %(default)s)")
@@ -225,7 +235,8 @@ def check(p: ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
     if not args.temperature > 0 or args.temperature == float("inf"):
         p.error(f"--temperature must be a finite number > 0, got {args.temperature}")
     for flag, value in (("--confidence", args.confidence), ("--win-weight", args.win_weight),
-                        ("--value-coef", args.value_coef)):
+                        ("--value-coef", args.value_coef),
+                        ("--target-margin", args.target_margin)):
         if not 0 <= value < float("inf"):
             p.error(f"{flag} must be a finite number >= 0, got {value}")
     if not 0 < args.learning_rate < float("inf"):

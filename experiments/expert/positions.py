@@ -49,7 +49,10 @@ class Positions:
         plan_value: (N,) float32 the planner's value of the reference move from the learner's
             seat, scaled into [-1, 1] (``targets.plan_value_scale``); NaN for a bot's label.
         outcome: (N,) float32 the game's result from the learner's seat: 1 won, -1 lost, 0 a
-            draw or a truncated game.
+            draw or a truncated game; NaN for a game not played to its end.
+        gain: (N, 23) float32 the planner's mean gain of each legal move over the reference move
+            (``Plan.mean_diff``, planner value units); NaN elsewhere and for a bot's label.
+        gain_se: (N, 23) float32 its standard error (``Plan.se``), NaN likewise.
     """
 
     obs: np.ndarray
@@ -59,6 +62,8 @@ class Positions:
     reference: np.ndarray
     plan_value: np.ndarray
     outcome: np.ndarray
+    gain: np.ndarray
+    gain_se: np.ndarray
 
     def __len__(self) -> int:
         return int(self.teacher.size)
@@ -68,7 +73,8 @@ class Positions:
         """No position."""
         return cls(np.zeros((0, OBS_DIM), np.float32), np.zeros((0, N_ACTIONS), bool),
                    np.zeros((0, N_ACTIONS), np.float32), np.zeros(0, np.int64),
-                   np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32))
+                   np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, np.float32),
+                   np.zeros((0, N_ACTIONS), np.float32), np.zeros((0, N_ACTIONS), np.float32))
 
     @classmethod
     def concat(cls, parts) -> Positions:
@@ -103,6 +109,8 @@ class Labels:
         teacher: (L,) int64 the teacher's moves.
         reference: (L,) int64 the learner's own moves.
         plan_value: (L,) float32 scaled planner values, NaN for none.
+        gain: (L, 23) float32 the planner's mean gains over the reference move, NaN for none.
+        gain_se: (L, 23) float32 their standard errors, NaN for none.
     """
 
     play: np.ndarray
@@ -111,6 +119,8 @@ class Labels:
     teacher: np.ndarray
     reference: np.ndarray
     plan_value: np.ndarray
+    gain: np.ndarray
+    gain_se: np.ndarray
 
 
 def split_rows(num_envs: int, weights) -> list[np.ndarray]:
@@ -225,7 +235,8 @@ def collect(env: SpitVecEnv, learner: Callable, teach: Callable, labels: int, *,
             raise RuntimeError("the labelled games did not end")
     positions = Positions.concat([
         Positions(obs=o, masks=m, targets=lab.targets, teacher=lab.teacher,
-                  reference=lab.reference, plan_value=lab.plan_value, outcome=out)
+                  reference=lab.reference, plan_value=lab.plan_value, outcome=out,
+                  gain=lab.gain, gain_se=lab.gain_se)
         for lab, out, (o, m) in zip(parts, outcomes, seen, strict=True)])
     return positions, {"labels": len(positions), "label_seconds": label_seconds,
                        "finish_seconds": time.perf_counter() - t1, "games": games}

@@ -86,7 +86,9 @@ def _learner(args, k: int, out: Path):
                          else args.rollout_policy,
                          win_weight=args.win_weight, confidence=args.confidence, reference=net)
     stats: dict = {}
-    return model, net, planner_teacher(planner, args.temperature, stats), "planner", stats
+    teach = planner_teacher(planner, args.temperature, args.target_score,
+                            args.target_margin, stats)
+    return model, net, teach, "planner", stats
 
 
 def _evaluate(args, path: Path, k: int, show: bool) -> tuple[dict, float]:
