@@ -171,6 +171,11 @@ def test_planner_targets_follow_the_planned_rows():
     np.testing.assert_allclose(low[0, [0, 4]], e / e.sum(), rtol=1e-6)
     e = np.exp([0.0, (-0.05 - 2 * 0.01) / 0.05])
     np.testing.assert_allclose(low[1, [5, 9]], e / e.sum(), rtol=1e-6)
+    # a margin: a move as good as the reference on every future leaves it e^(margin/T) times
+    # the mass of the reference
+    tied = planner_targets(plan, 0.05, "mean", margin=0.05)
+    e = np.exp([0.0, 0.0])
+    np.testing.assert_allclose(tied[0, [0, 4]], e / e.sum(), rtol=1e-6)
     plan.se = i([0.0, np.inf, 0.0, 0.01])  # a move without a standard error gets no mass
     assert planner_targets(plan, 0.05, "lower")[0, 4] == 0
     with pytest.raises(ValueError, match="score"):

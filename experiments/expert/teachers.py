@@ -73,9 +73,9 @@ def planner_teacher(planner, temperature: float, score: str = "lower", margin: f
         gain_se = gain.copy()
         gain[index[plan.cand_row], plan.cand_action] = plan.mean_diff
         gain_se[index[plan.cand_row], plan.cand_action] = plan.se
+        targets = planner_targets(plan, temperature, score, planner.confidence, margin)
         return Labels(play=plan.reference, rows=rows, gain=gain, gain_se=gain_se,
-                      targets=planner_targets(plan, temperature, score,
-                                              planner.confidence, margin), teacher=plan.actions[rows],
+                      targets=targets, teacher=plan.actions[rows],
                       reference=plan.reference[rows],
                       plan_value=(plan.value[rows] * scale).astype(np.float32))
 
