@@ -109,6 +109,13 @@ def _evaluate(args, path: Path, k: int, show: bool) -> tuple[dict, float]:
             time.perf_counter() - t)
 
 
+def _plain(value):
+    """A row's value as strict JSON has it: floats rounded to 4 places, NaN as None (null)."""
+    if isinstance(value, float):
+        return None if value != value else round(value, 4)
+    return value
+
+
 def _one_round(args, k: int, out: Path, show: bool) -> dict:
     """Play, label, fit, save and evaluate round ``k``; returns its row."""
     from agents.ppo_model import save_model
@@ -155,7 +162,7 @@ def _one_round(args, k: int, out: Path, show: bool) -> dict:
         "rollouts": (stats or {}).get("rollouts", 0),
         "departure_rate": round((stats or {}).get("deviations", 0) / info["labels"], 4),
         "positions_fit": len(fit_on), **{k2: round(v, 4) for k2, v in losses.items()},
-        **{k2: (round(v, 4) if isinstance(v, float) else v) for k2, v in measured.items()},
+        **{k2: _plain(v) for k2, v in measured.items()},
         "fit_seconds": round(fit_seconds, 2), "eval_seconds": round(eval_seconds, 2),
         "seconds": round(time.perf_counter() - t0, 2),
     }
@@ -204,11 +211,11 @@ def _write_rows(rows: list[dict], opponents, out: Path) -> None:
 def _log(row: dict, opponents) -> str:
     vs = ", ".join(f"vs {o} {row[f'win_rate_{o}']:.3f} [{row[f'ci_low_{o}']:.3f}, "
                    f"{row[f'ci_high_{o}']:.3f}]" for o in opponents)
-    dep = row["departure_agreement"]
+    dep = "n/a" if row["departure_agreement"] is None else f"{row['departure_agreement']:.3f}"
     return (f"round {row['round']} ({row['teacher']}): {row['labels']:,} labels at "
             f"{format_rate(row['labels'], row['label_seconds'], 'labels')}, departures "
             f"{row['departure_rate']:.3f}, agreement {row['agreement']:.3f}, departures "
-            f"reproduced {dep if dep != dep else round(dep, 3)}; {vs}; {row['seconds']:.0f} s")
+            f"reproduced {dep}; {vs}; {row['seconds']:.0f} s")
 
 
 def run(args, show: bool = True) -> list[dict]:
