@@ -56,6 +56,11 @@ def test_tiny_run_end_to_end(tmp_path):
     # the package's model format: the network plays every legal move, WAIT included
     model = load_model(out / "model.zip")
     assert {k: model.policy.spit_options[k] for k in OPTIONS} == OPTIONS
+    # saved with train_ppo's PPO hyperparameters, for train_ppo --resume to go on with
+    from experiments.ppo.args import Args
+
+    assert (model.n_steps, model.batch_size, model.gamma) == (Args().n_steps, Args().batch_size,
+                                                             Args().gamma)
     policy = agents.make("ppo", path=str(out / "model.zip"))
     env = SpitVecEnv(num_envs=4, opponent="racer", seed=3)
     obs = env.reset()

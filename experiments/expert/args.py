@@ -59,7 +59,8 @@ def parser(description: str = "") -> ArgumentParser:
              "purpose included), at least --num-envs (default: %(default)s)")
     add("--opponents", default="racer:2,greedy:1,chain:1,self:1",
         help="the learner's opponents while collecting: name[:weight],... (policy names; "
-             f"'{SELF}' is the current network); each gets its share of the games "
+             f"'{SELF}' is the learner itself: the current network, --bc-teacher in round 0); "
+             "each gets its share of the games "
              "(default: %(default)s)")
     add("--rollouts", type=int, default=16,
         help="planner rollouts per legal move and position, 1-4096 (default: %(default)s)")
@@ -190,9 +191,9 @@ def check(p: ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
         p.error(f"--out: {str(out)!r} exists and is not a folder")
     state = out / "state.json"
     if args.resume:
-        if not state.is_file():
-            p.error(f"--resume: no run to resume in {str(out)!r} (no state.json); run without "
-                    "--resume first")
+        if not state.is_file() or not (out / "config.json").is_file():
+            p.error(f"--resume: no run to resume in {str(out)!r} (no state.json and "
+                    "config.json); run without --resume first")
         saved = json.loads((out / "config.json").read_text())
         for key, value in saved.items():
             if key not in RESUMABLE and hasattr(args, key):

@@ -34,14 +34,24 @@ VALUE_TARGETS = ("outcome", "plan", "mean")
 def new_network(net_arch, seed: int, learning_rate: float):
     """A fresh network (MaskablePPO of ``agents.ppo_model.new_model``, :data:`OPTIONS`), on CPU.
 
+    Its PPO hyperparameters (saved with it, what ``experiments.train_ppo --resume`` goes on
+    with) are ``train_ppo``'s defaults (``experiments.ppo.args.Args``).
+
     Args:
         net_arch: hidden layer sizes of the policy and value MLPs.
         seed: the weights' initialisation seed.
         learning_rate: the model's own learning rate (what a later PPO run starts with).
     """
-    env = SpitVecEnv(num_envs=1)
+    from experiments.ppo.args import Args
+
+    ppo = Args()
+    # enough games that one rollout holds a minibatch (SB3 warns otherwise)
+    env = SpitVecEnv(num_envs=max(1, -(-ppo.batch_size // ppo.n_steps)))
     model = new_model(env, net_arch=tuple(net_arch), options=dict(OPTIONS), seed=seed,
-                      learning_rate=learning_rate, device="cpu")
+                      learning_rate=learning_rate, n_steps=ppo.n_steps,
+                      batch_size=ppo.batch_size, n_epochs=ppo.n_epochs, gamma=ppo.gamma,
+                      gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range,
+                      ent_coef=ppo.ent_coef, device="cpu")
     env.close()
     return model
 
