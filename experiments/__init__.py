@@ -3,6 +3,8 @@
 ::
 
     python -m experiments.train_ppo       train MaskablePPO against bots
+    python -m experiments.expert_iteration  expert iteration: the planner labels the network's
+                                          own games, the network learns them, round by round
     python -m experiments.train_rllib     train RLlib PPO on Ray (the [scale] extra), local or a
                                           cluster
     python -m experiments.tournament      bot / model tournaments (--ray: as Ray tasks)
@@ -19,7 +21,8 @@
     python -m experiments.run_notebook    run notebooks, showing the cells' progress
 
 No script imports another. The scripts' library pieces live in sub-folders: ``ppo/`` (the PPO
-scripts' arguments, environments, schedule, evaluation, warm start and progress), ``realtime/``
+scripts' arguments, environments, schedule, evaluation, warm start and progress), ``expert/``
+(expert iteration's positions, teachers, targets, network and rounds), ``realtime/``
 (the terminal game's engine and app) and ``cluster/`` (Ray connection and tasks); the games
 between policies are the match library's (``agents.arena``).
 """
