@@ -264,7 +264,7 @@ def test_a_model_file_that_reads_another_input_is_refused(saved_model, changes, 
     ("changes", "named"),
     [
         (dict(critic_steps=-1), "--critic-steps"),
-        (dict(num_envs=1, batch_size=32), "--critic-steps"),
+        (dict(critic_steps=10, num_envs=1, batch_size=32), "--critic-steps"),
         (dict(pull_coef=-0.5), "--pull-coef"),
         (dict(pull_coef=float("nan")), "--pull-coef"),
         (dict(pull_model="x.zip"), "--pull-model"),  # without --pull-coef

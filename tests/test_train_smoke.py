@@ -51,7 +51,7 @@ def _run(*args: str, timeout: float = 400) -> subprocess.CompletedProcess:
 def run_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("ppo_run")
     proc = _run("--total-timesteps", "2048", "--out", str(out), "--bc-steps", "5",
-                "--json", str(out / "copy" / "eval_copy.json"), *TINY)
+                "--critic-steps", "5", "--json", str(out / "copy" / "eval_copy.json"), *TINY)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 

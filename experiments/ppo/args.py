@@ -109,9 +109,11 @@ class Args:
     """Behaviour-cloning warm start: gradient steps of masked cross-entropy that fit the actor
     to --bc-teacher's moves before PPO starts (0 = off; not done with --resume or --init-model,
     whose actor is the file's). ~1 min at the default sizes."""
-    critic_steps: int = 1000
+    critic_steps: int = 0
     """Critic warm start: gradient steps that fit the value network before PPO starts, so that
-    the first update's advantages are not noise (0 = off; not done with --resume). The targets
+    the first update's advantages are not noise (0 = off, the default: at the default budget a
+    run with 1,000 steps scored no better and took 4 more minutes, docs/results/ppo_start.md;
+    not done with --resume). The targets
     are PPO's own, TD(lambda) returns (--gamma, --gae-lambda) of the learner's rewards in the
     warm start's games, recomputed on the critic's values 10 times over the fit; the games are
     --bc-teacher's (the same --bc-samples decisions as the actor's fit) or, with --init-model,
