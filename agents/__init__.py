@@ -15,6 +15,9 @@ chain      greedy, preferring plays that uncover face-down cards and keep a chai
 racer      chain, plus denial of the opponent's follow-ups, race-aware use of its move in flight
 planner    determinized Monte-Carlo planning on the core (``agents.planner``); "planner-fast":
            a smaller budget. Reads the public table (``reads_public_table``)
+expert     the planner with the shipped network as its reference move (``agents.expert``):
+           the network's move unless a rollout shows another to pay; "expert-fast": a smaller
+           budget; ``rollout_policy="network"`` lets the network play the rollouts too
 ppo        a trained MaskablePPO model (``agents.ppo``): the one shipped with the package, or
            ``agents.make("ppo", path=...)``
 rllib      an RLlib PPO checkpoint (``agents.rllib``; ``agents.make("rllib", path=...)``)
@@ -23,13 +26,16 @@ rllib      an RLlib PPO checkpoint (``agents.rllib``; ``agents.make("rllib", pat
 
 from __future__ import annotations
 
+from agents.expert import PROFILES as EXPERT_PROFILES
+from agents.expert import ExpertBot
 from agents.heuristics import ChainBot, GreedyBot, RacerBot, RandomBot, read_table
 from agents.planner import PROFILES as PLANNER_PROFILES
 from agents.planner import PlannerBot
 from spit_env.policy import make_policy, registered_policies
 
 __all__ = ["make", "BOTS", "RandomBot", "GreedyBot", "ChainBot", "RacerBot", "read_table",
-           "registered_policies", "PlannerBot", "PLANNER_PROFILES"]
+           "registered_policies", "PlannerBot", "PLANNER_PROFILES", "ExpertBot",
+           "EXPERT_PROFILES"]
 
 #: The heuristic bots by registered name, weakest first (each also declared as an entry point).
 BOTS = {"random": RandomBot, "greedy": GreedyBot, "chain": ChainBot, "racer": RacerBot}

@@ -28,8 +28,13 @@ Rows of the table:
   (``PLANNER_BUDGETS``), with the time per decision, the rollouts' core game-steps per CPU
   second and both as ratios to the reference game of the same run.
 
-``--only core observed planner`` measures some groups of rows (``GROUPS``); the reference game
-is always measured, since every ratio is to it.
+* ``expert`` / ``expert-fast`` / ``expert network rollouts B=256 vs racer``: the same for the
+  search player (``agents.expert``: the planner with the shipped network as its reference move),
+  at each profile's budget and with the network also playing the rollouts (``EXPERT_BUDGETS``),
+  with the wall-clock and CPU ms per planned decision.
+
+``--only core observed planner expert`` measures some groups of rows (``GROUPS``); the reference
+game is always measured, since every ratio is to it.
 
 Figures are the median over ``--repeats`` runs of wall-clock time (``time.perf_counter``); the CPU
 time of the process is reported next to it, because a shared machine inflates wall time. The
@@ -53,7 +58,8 @@ from spit_env import core, rules
 from spit_env.config import SpitConfig
 
 __all__ = ["random_legal_actions", "bench_core", "bench_core_observed", "bench_reference",
-           "bench_planner", "run", "main", "ADAPTER_BENCHMARKS", "GROUPS", "PLANNER_BUDGETS"]
+           "bench_planner", "run", "main", "ADAPTER_BENCHMARKS", "GROUPS", "PLANNER_BUDGETS",
+           "EXPERT_BUDGETS"]
 
 def _select_tables(width: int = 12) -> tuple[np.ndarray, np.ndarray]:
     """Lookup tables of the set bits of every ``width``-bit word.
@@ -398,36 +404,55 @@ PLANNER_BUDGETS = (("planner 16x3s", "planner", dict(rollouts=16, horizon_ms=300
                    ("planner-fast", "planner-fast", {}), ("planner", "planner", {}))
 
 
-def _planner_rows(args: argparse.Namespace) -> list[dict]:
+#: the search player's rows (``agents.expert``), as PLANNER_BUDGETS: each profile, and the
+#: default one with the network also in the rollouts
+EXPERT_BUDGETS = (("expert", "expert", {}), ("expert-fast", "expert-fast", {}),
+                  ("expert network rollouts", "expert", dict(rollout_policy="network")))
+
+
+def _search_rows(budgets, args: argparse.Namespace) -> list[dict]:
+    """The rows of the search players ``budgets`` ((name, profile, overrides) triples)."""
     config = SpitConfig()
     rows = []
-    for name, profile, kwargs in PLANNER_BUDGETS:
+    for name, profile, kwargs in budgets:
         steps = 4 if args.quick else 40
         runs = [bench_planner(config, 256, steps, profile, **kwargs) for _ in range(args.repeats)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        budget = {**_planner_profile(profile), **kwargs}
+        budget = {**_search_profile(profile), **kwargs}
         rows.append({"name": f"{name} B=256 vs racer", "steps_per_s": med["wall"],
                      "cpu_steps_per_s": med["cpu"],
                      "unit": "planned decisions/s (2+ legal moves; all rollouts included)",
                      "budget": budget, "ms_per_decision": 1000.0 / med["wall"],
+                     "cpu_ms_per_decision": 1000.0 / med["cpu"],
                      "rollouts_per_decision": med["rollouts_per_decision"],
                      "rollout_steps_per_decision": med["rollout_steps_per_decision"],
                      "cpu_rollout_steps_per_s": med["cpu_rollout_steps"]})
     return rows
 
 
-def _planner_profile(profile: str) -> dict:
-    from agents.planner import PROFILES
+def _planner_rows(args: argparse.Namespace) -> list[dict]:
+    return _search_rows(PLANNER_BUDGETS, args)
 
-    return dict(PROFILES[profile])
+
+def _expert_rows(args: argparse.Namespace) -> list[dict]:
+    return _search_rows(EXPERT_BUDGETS, args)
+
+
+def _search_profile(profile: str) -> dict:
+    from agents.expert import PROFILES as EXPERT
+    from agents.planner import PROFILES as PLANNER
+
+    return dict({**PLANNER, **EXPERT}[profile])
 
 
 _planner_rows.group = "planner"
 ADAPTER_BENCHMARKS.append(_planner_rows)
+_expert_rows.group = "expert"
+ADAPTER_BENCHMARKS.append(_expert_rows)
 
 #: the groups of rows ``--only`` selects (the reference game is always measured: every ratio
 #: is to it)
-GROUPS = ("core", "observed", "adapters", "vector", "planner")
+GROUPS = ("core", "observed", "adapters", "vector", "planner", "expert")
 
 
 def _median_rate(fn: Callable[[], tuple[float, float]], repeats: int) -> tuple[float, float]:
@@ -563,7 +588,8 @@ def format_table(results: dict) -> str:
         ratio = (f"  ({row['ratio_to_core']:.2f} x {row['ratio_to']})" if "ratio_to_core" in row
                  else "")
         if "ms_per_decision" in row:
-            ratio = (f"  ({row['ms_per_decision']:.2f} ms per decision, "
+            ratio = (f"  ({row['ms_per_decision']:.2f} ms per decision, CPU "
+                     f"{row['cpu_ms_per_decision']:.2f} ms, "
                      f"{row['rollouts_per_decision']:.0f} rollouts each; CPU time "
                      f"{row['cpu_steps_per_s']:,.0f}/s = {row['cpu_ratio_to_reference']:.4f} x "
                      f"reference; rollouts {row['cpu_rollout_steps_per_s']:,.0f} game-steps/s "

@@ -205,10 +205,14 @@ def _load_entry_point(name: str, eps: list) -> Callable[..., Policy]:
 def parse_profile(spec: str) -> tuple[str, Latency | None]:
     """Split a profile "name@latency" into the policy name and its Latency (None if no "@").
 
-    The latency is a preset name or a whole number of ms (``Latency.parse``).
+    The latency is a preset name or a whole number of ms (``Latency.parse``). The policy is
+    always left of "@" and the latency right of it, so a word that names both a policy and a
+    latency preset ("expert") reads by its place: "expert@club" is the ``expert`` bot at the
+    club latency, "racer@expert" the ``racer`` bot at the expert preset, "expert@expert" both.
 
     Raises:
-        ValueError: not a string, an empty name, more than one "@", or a bad latency.
+        ValueError: not a string, an empty name, more than one "@", or a bad latency (when the
+            two parts look swapped, e.g. "expert@racer", the message names the profile meant).
     """
     if not isinstance(spec, str):
         raise ValueError(f"profile must be a string 'name' or 'name@latency', got {spec!r}")
@@ -223,7 +227,25 @@ def parse_profile(spec: str) -> tuple[str, Latency | None]:
     try:
         return name, Latency.parse(lat)
     except ValueError as err:
-        raise ValueError(f"profile {spec!r}: {err}") from None
+        raise ValueError(f"profile {spec!r}: {err}{_swapped_hint(name, lat)}") from None
+
+
+def _is_latency(text: str) -> bool:
+    try:
+        Latency.parse(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _swapped_hint(name: str, latency: str) -> str:
+    """A hint for a profile written latency first ("club@racer"), else ""."""
+    if not _is_latency(name):
+        return ""
+    if latency in registered_policies():
+        return (f"; a profile is 'name@latency', the policy first: did you mean "
+                f"'{latency}@{name}'?")
+    return f"; {name!r} is a latency: a profile is 'name@latency', the policy first"
 
 
 def make_policy(spec, **kwargs) -> Policy:
@@ -249,10 +271,11 @@ def make_policy(spec, **kwargs) -> Policy:
             factory = None if declared is None else _load_entry_point(name, declared)
         if factory is None:
             known = registered_policies()
+            swapped = _swapped_hint(name, spec.partition("@")[2]) if "@" in spec else ""
             raise ValueError(
-                f"unknown policy {name!r}{did_you_mean(name, known)}; known policies: {known} "
-                f"(registered with register_policy or declared by an installed distribution in "
-                f"the entry-point group {ENTRY_POINT_GROUP!r})")
+                f"unknown policy {name!r}{did_you_mean(name, known)}{swapped}; known policies: "
+                f"{known} (registered with register_policy or declared by an installed "
+                f"distribution in the entry-point group {ENTRY_POINT_GROUP!r})")
         return factory(**kwargs)
     if callable(spec):
         if kwargs:

@@ -29,6 +29,18 @@ def test_the_planner_rows_give_decisions_rollout_steps_and_ratios():
         assert row["rollout_steps_per_decision"] >= row["rollouts_per_decision"]
 
 
+def test_the_expert_rows_are_the_search_players_at_their_budgets():
+    pytest.importorskip("sb3_contrib")
+    import argparse
+
+    rows = benchmark._expert_rows(argparse.Namespace(quick=True, repeats=1))
+    assert [r["name"] for r in rows] == [f"{name} B=256 vs racer" for name, _, _ in benchmark.EXPERT_BUDGETS]
+    assert rows[2]["budget"]["rollout_policy"] == "network"
+    for row in rows:
+        assert row["steps_per_s"] > 0 and row["cpu_ms_per_decision"] > 0
+        assert row["rollouts_per_decision"] >= 2
+
+
 @pytest.mark.parametrize("argv", [["--only", "nothing"], ["--repeats", "0"], ["--sizes", "0"]])
 def test_bad_arguments_are_refused(argv):
     with pytest.raises(SystemExit):

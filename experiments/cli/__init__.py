@@ -49,6 +49,8 @@ def player_help() -> str:
     """The registry's player names for a help text: "chain, greedy, ...; ppo: the shipped ..."."""
     names = player_names()
     note = "; ppo: the trained model shipped with the package" if "ppo" in names else ""
+    if "expert" in names:
+        note += "; expert: that model with search at play time"
     return ", ".join(names) + note
 
 
