@@ -235,8 +235,8 @@ def bench_vec_env(config: SpitConfig, batch: int, steps: int, seed: int = 0,
         seed: seeds the environment and the learner's moves.
         opponent: the opponent policy's name or profile.
         training: the environment as ``experiments.train_ppo`` runs it by default: up to
-            ``FORCED_WAIT_SKIPS`` forced WAITs played per step, and a learner that never WAITs
-            while it has another legal move (``--mask-wait``).
+            ``FORCED_WAIT_SKIPS`` forced WAITs played per step (the learner may WAIT beside other
+            moves: ``--no-mask-wait``, the default).
     """
     from spit_env.envs.vec import SpitVecEnv
 
@@ -250,8 +250,6 @@ def bench_vec_env(config: SpitConfig, batch: int, steps: int, seed: int = 0,
     def loop(n: int) -> int:
         for _ in range(n):
             masks = venv.action_masks()
-            if training:  # --mask-wait: WAIT only when nothing else is legal
-                masks[masks[:, 1:].any(axis=1), 0] = False
             venv.step(random_legal_actions(masks, rng))
         return n * batch
 
@@ -270,7 +268,7 @@ def _adapter_rows(args: argparse.Namespace) -> list[dict]:
                  "unit": "game-steps/s", "core_steps_per_s": core1[0],
                  "ratio_to_core": wall / core1[0], "ratio_to": "core B=1"})
     # the PPO training sizes (num_envs 64-512), greedy and the strongest bot as opponents; the
-    # last row is train_ppo's default environment (512 games, forced WAITs skipped, --mask-wait)
+    # last row is train_ppo's default environment (512 games, forced WAITs skipped)
     for b, opponent, training in ((1, "greedy", False), (64, "greedy", False),
                                   (256, "greedy", False), (512, "greedy", False),
                                   (256, "racer", False), (512, "greedy", True)):
@@ -283,7 +281,7 @@ def _adapter_rows(args: argparse.Namespace) -> list[dict]:
         rows.append({"name": f"SpitVecEnv B={b} {opponent}{' train' if training else ''}",
                      "steps_per_s": wall, "cpu_steps_per_s": cpu,
                      "unit": "learner decisions/s (each runs several core game-steps)"
-                             + (", train_ppo's skips and --mask-wait" if training else ""),
+                             + (", train_ppo's forced-WAIT skips" if training else ""),
                      "core_steps_per_s": core_b[0], "ratio_to_core": wall / core_b[0],
                      "ratio_to": f"core B={b} game-steps/s"})
     return rows
