@@ -19,7 +19,7 @@ seat has a choice, all games and rollouts of the batch in one forward pass (one 
 Everything else is the planner's: it reads the public table (``reads_public_table``), draws
 everything of game j from game j's own stream (a game's moves do not depend on the other games
 of the batch: the network's forward pass gives a row the same bits in any batch,
-``agents.ppo.MIN_FORWARD_ROWS``), thinks in no game time, and returns its whole search with
+``agents.ppo.FORWARD_BLOCK``), thinks in no game time, and returns its whole search with
 :meth:`~agents.planner.PlannerBot.plan`. Its cost is wall-clock time per decision
 (``python -m experiments.benchmark --only expert``).
 
