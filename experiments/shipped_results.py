@@ -6,8 +6,11 @@ training run's history. Run::
 
     python -m experiments.shipped_results --run runs/ppo_long --command "python -m ..."
 
-``--run`` is the run folder the model came from (its ``eval.json`` and ``config.json``: the
-evaluations during training, the speed, the arguments); ``--command`` says how it was made. For a
+``--run`` is the run folder the model came from, with ``--command`` saying how it was made: a
+``train_ppo`` run (its ``eval.json`` and ``config.json``: the evaluations during training, the
+speed, the arguments) or an ``expert_iteration`` run (its ``rounds.json``, ``state.json`` and
+``config.json``: one row per finished round, the network alone against the round's evaluation
+opponents, the labels and their speed). For a
 file re-written from the same model (``experiments.ship_model`` converting an older format),
 ``--previous docs/results/ppo_shipped.json`` takes the run's part from the results it had, and
 the games are played again with the new file.
@@ -31,14 +34,16 @@ class Args:
     """Evaluate the shipped PPO model against every heuristic bot and write its results."""
 
     run: Path | None = None
-    """The run folder the shipped model was written from (eval.json, config.json)."""
+    """The run folder the shipped model was written from: a train_ppo run (eval.json,
+    config.json) or an expert_iteration run (rounds.json, state.json, config.json)."""
     command: str | None = None
     """The command(s) that trained it, as shown in the results (required with --run)."""
     previous: Path | None = None
     """Instead of --run and --command: an earlier results file of the same model (the run's
     part is taken from it; the games are played again)."""
     train_minutes: float | None = None
-    """Training wall time in minutes, all stages (default: the run folder's learn time)."""
+    """Training wall time in minutes, all stages (default: the run folder's learn time, or the
+    sum of an expert-iteration run's rounds)."""
     deals: int = 1000
     """Duplicate deals per bot (2 games each)."""
     seed: int = 2024
@@ -84,14 +89,16 @@ def markdown(result: dict) -> str:
         lines.append(f"| {bot} | {r['win_rate']:.3f} | [{r['ci_low']:.3f}, {r['ci_high']:.3f}] "
                      f"| {r['wins_a']} | {r['wins_b']} | {r['draws']} |")
     t = result["training"]
-    lines += [
-        "",
-        "## How it was made",
-        "",
-        "```bash",
-        m["command"],
-        "```",
-        "",
+    lines += ["", "## How it was made", "", "```bash", m["command"], "```", ""]
+    if t.get("pipeline") == "expert_iteration":
+        lines += _expert_iteration_lines(m, t)
+    else:
+        lines += _train_ppo_lines(m, t)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _train_ppo_lines(m: dict, t: dict) -> list[str]:
+    lines = [
         f"The run trained {m.get('run_timesteps', m['timesteps']):,} learner decisions in "
         f"{m['train_minutes']:.0f} min on the shared 2-core machine (evaluations during training "
         f"included); the shipped model is the one of {m['timesteps']:,} decisions "
@@ -101,13 +108,78 @@ def markdown(result: dict) -> str:
         "",
         "Evaluations during training (held-out deals, win rate):",
         "",
-        "| timesteps | " + " | ".join(t["history"][0]["results"]) + " |" if t["history"] else "",
-        "|---" * (1 + len(t["history"][0]["results"])) + "|" if t["history"] else "",
     ]
+    if t["history"]:
+        names = list(t["history"][0]["results"])
+        lines += ["| timesteps | " + " | ".join(names) + " |", "|---" * (1 + len(names)) + "|"]
     for h in t["history"]:
         lines.append(f"| {h['timesteps']:,} | " + " | ".join(
             f"{r['win_rate']:.3f}" for r in h["results"].values()) + " |")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
+
+
+def _expert_iteration_lines(m: dict, t: dict) -> list[str]:
+    rounds = t["rounds"]
+    opponents = [k[len("win_rate_"):] for k in rounds[0] if k.startswith("win_rate_")]
+    config = t["config"]
+    lines = [
+        f"Expert iteration (`python -m experiments.expert_iteration`): round 0 clones "
+        f"{config['bc_teacher']} ({rounds[0]['labels']:,} labels), then "
+        f"{len(rounds) - 1} round{'s' if len(rounds) != 2 else ''} in which the planner ({config['rollouts']} rollouts, "
+        f"{config['horizon_ms']:,} ms horizon) labels the network's own positions and the network "
+        f"fits them, {m['train_minutes']:.0f} min in all on the shared 2-core machine "
+        f"(evaluations included); the shipped model is the network of round {rounds[-1]['round']}; "
+        f"network {m['net_arch']} (policy and value), written by `python -m "
+        f"experiments.ship_model` (float16 weights, no optimizer state).",
+        "",
+        f"Rounds (the network alone against {', '.join(opponents)}, "
+        f"{config['eval_deals']:,} duplicate deals of seed {config['eval_seed']}; how often the "
+        f"planner departs from the network's move, and the share of those departures the "
+        f"round's fitted network reproduces on held-out positions):",
+        "",
+        "| round | teacher | labels | labels/s | departures | reproduced | minutes | "
+        + " | ".join(f"vs {o}" for o in opponents) + " |",
+        "|---" * (7 + len(opponents)) + "|",
+    ]
+    for r in rounds:
+        dep = "-" if r["departure_agreement"] is None else f"{r['departure_agreement']:.3f}"
+        lines.append(
+            f"| {r['round']} | {r['teacher']} | {r['labels']:,} | {r['labels_per_s']:,.0f} | "
+            f"{r['departure_rate']:.3f} | {dep} | {r['seconds'] / 60:.1f} | " + " | ".join(
+                f"{r[f'win_rate_{o}']:.3f} [{r[f'ci_low_{o}']:.3f}, {r[f'ci_high_{o}']:.3f}]"
+                for o in opponents) + " |")
+    return lines
+
+
+def _run_part(run_dir: Path, command: str, train_minutes: float | None) -> tuple[dict, dict]:
+    """(model, training) parts of the results from a train_ppo or expert_iteration run folder."""
+    config = json.loads((run_dir / "config.json").read_text())
+    if (run_dir / "rounds.json").is_file():  # expert_iteration
+        finished = json.loads((run_dir / "state.json").read_text())["finished_round"]
+        rounds = [r for r in json.loads((run_dir / "rounds.json").read_text())
+                  if r["round"] <= finished]
+        model = {
+            "command": command,
+            "pipeline": "expert_iteration",
+            "rounds": finished,
+            "labels": sum(r["labels"] for r in rounds),
+            "train_minutes": train_minutes if train_minutes is not None
+            else round(sum(r["seconds"] for r in rounds) / 60, 1),
+            "net_arch": [int(n) for n in str(config["net_arch"]).split(",")],
+        }
+        return model, {"pipeline": "expert_iteration", "config": config, "rounds": rounds}
+    run = json.loads((run_dir / "eval.json").read_text())
+    model = {
+        "command": command,
+        "pipeline": "train_ppo",
+        "timesteps": run["final"]["timesteps"],  # the model evaluated: the kept one
+        "run_timesteps": run["speed"]["timesteps"],
+        "kept": (run.get("kept_model") or {}).get("kept", "last"),
+        "train_minutes": train_minutes if train_minutes is not None
+        else round(run["speed"]["learn_seconds"] / 60, 1),
+        "net_arch": run["config"]["net_arch"],
+    }
+    return model, {key: run[key] for key in ("config", "history", "episode_reward", "final")}
 
 
 def main(argv=None) -> int:
@@ -122,10 +194,15 @@ def main(argv=None) -> int:
     if (args.run is None) == (args.previous is None):
         print("error: give --run (with --command) or --previous, not both", file=sys.stderr)
         return 2
-    if args.run is not None and not (Path(args.run) / "config.json").is_file():
-        print(f"error: --run: no run folder at {str(args.run)!r} (config.json missing)",
-              file=sys.stderr)
-        return 2
+    if args.run is not None:
+        run_dir = Path(args.run)
+        kind = [f for f in ("eval.json", "rounds.json") if (run_dir / f).is_file()]
+        if not (run_dir / "config.json").is_file() or not kind or (
+                kind == ["rounds.json"] and not (run_dir / "state.json").is_file()):
+            print(f"error: --run: no finished train_ppo or expert_iteration run at "
+                  f"{str(args.run)!r} (config.json with eval.json, or config.json with "
+                  f"rounds.json and state.json)", file=sys.stderr)
+            return 2
     if args.run is not None and not args.command:
         print("error: --command: say how the model was trained (required with --run)",
               file=sys.stderr)
@@ -138,18 +215,8 @@ def main(argv=None) -> int:
         before = json.loads(Path(args.previous).read_text())
         model, training = dict(before["model"]), before["training"]
     else:
-        run = json.loads((Path(args.run) / "eval.json").read_text())  # after the games: the
-        config = run["config"]                                         # run may be finishing
-        model = {
-            "command": args.command,
-            "timesteps": run["final"]["timesteps"],  # the model evaluated: the kept one
-            "run_timesteps": run["speed"]["timesteps"],
-            "kept": (run.get("kept_model") or {}).get("kept", "last"),
-            "train_minutes": args.train_minutes if args.train_minutes is not None
-            else round(run["speed"]["learn_seconds"] / 60, 1),
-            "net_arch": config["net_arch"],
-        }
-        training = {key: run[key] for key in ("config", "history", "episode_reward", "final")}
+        # after the games: the run may have been finishing meanwhile
+        model, training = _run_part(Path(args.run), args.command, args.train_minutes)
     model.update(file=f"agents/{SHIPPED_MODEL}",
                  sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
                  bytes=path.stat().st_size)

@@ -66,6 +66,23 @@ def test_tiny_run_end_to_end(tmp_path):
     obs = env.reset()
     moves = policy(obs, env.action_masks(), env.learner_rng())
     assert env.action_masks()[np.arange(4), moves].all()
+    # a run of this pipeline is a source of the shipped model's published results
+    from experiments.shipped_results import main as shipped_results
+
+    results = tmp_path / "shipped"
+    assert shipped_results(["--run", str(out), "--command", "expert_iteration ...", "--deals", "1",
+                            "--out", str(results), "--no-progress-bar"]) == 0
+    published = json.loads(results.with_suffix(".json").read_text())
+    rounds = json.loads((out / "rounds.json").read_text())
+    assert published["training"]["pipeline"] == "expert_iteration"
+    assert published["training"]["rounds"] == rounds
+    assert published["model"]["net_arch"] == [16]
+    assert published["model"]["labels"] == sum(r["labels"] for r in rounds)
+    assert published["model"]["train_minutes"] == round(sum(r["seconds"] for r in rounds) / 60, 1)
+    assert all(r["games"] == 2 for r in published["results"].values())
+    page = results.with_suffix(".md").read_text()
+    for r in rounds:
+        assert f"| {r['round']} | {r['teacher']} | {r['labels']:,} |" in page
 
 
 def test_resume_continues_the_same_run(tmp_path):

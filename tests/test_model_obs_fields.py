@@ -1,9 +1,12 @@
-"""A model reads the observation fields it was made with, by name: the shipped model (saved when
-the observation had 241 floats) reads exactly those, in their order, and plays as it did; a new
+"""A model reads the observation fields it was made with, by name: a model file saved when the
+observation had 241 floats, before files recorded their fields (``tests/data/model_obs241.zip``,
+a 128x128 PPO model) reads exactly those, in their order, and plays as it did; a new
 model records its fields (all, or some left out for a training run) and keeps them through save
 and load; bad field names are refused before any work."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +15,7 @@ from helpers import game_observations
 pytest.importorskip("sb3_contrib")
 
 TRACKED = ("unseen_rank", "self_idle", "opp_idle", "centre_rank_count")
+OBS241_MODEL = Path(__file__).resolve().parent / "data" / "model_obs241.zip"
 
 
 def _legacy_columns() -> np.ndarray:
@@ -23,16 +27,16 @@ def _legacy_columns() -> np.ndarray:
     return np.delete(np.arange(rules.OBS_DIM), cut)
 
 
-def test_the_shipped_model_reads_the_observation_of_its_time():
+def test_a_model_saved_before_obs_fields_reads_the_observation_of_its_time():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import model_input, observed_masks, shipped_model_path
+    from agents.ppo import PPOPolicy, model_input, observed_masks
     from agents.ppo_model import LEGACY_OBS_FIELDS, TRACKED_OBS_FIELDS
     from spit_env import rules
 
     assert TRACKED_OBS_FIELDS == TRACKED
-    model = MaskablePPO.load(shipped_model_path(), device="cpu")
+    model = MaskablePPO.load(OBS241_MODEL, device="cpu")
     assert model.observation_space.shape == (241,)  # the file as it was saved
     assert model.policy.obs_fields == LEGACY_OBS_FIELDS
     assert model.policy.observation_space.shape == (rules.OBS_DIM,)  # it takes today's
@@ -47,6 +51,10 @@ def test_the_shipped_model_reads_the_observation_of_its_time():
     with torch.no_grad():
         got = features(torch.as_tensor(obs)).numpy()
     np.testing.assert_array_equal(got, want)
+    # the package's policy plays it on today's observation
+    rng = np.random.default_rng(0)
+    moves = PPOPolicy(model)(obs, masks, rng)
+    assert masks[np.arange(64), moves].all()
 
 
 def test_a_new_model_records_the_fields_it_reads(tmp_path):

@@ -42,22 +42,33 @@ def test_the_shipped_file_holds_no_version_bound_pickle():
         data = json.loads(z.read("data"))
         for name in ("policy.pth", "policy.optimizer.pth", "pytorch_variables.pth"):
             torch.load(io.BytesIO(z.read(name)), weights_only=True)
-    # the options that shape the network are plain JSON in the file
+    # the options that shape the network are plain JSON in the file, those the policy plays by
+    from sb3_contrib import MaskablePPO
+
+    from spit_env import rules
+
     kwargs = data["policy_kwargs"]
-    assert kwargs["net_arch"] == {"pi": [128, 128], "vf": [128, 128]}
-    assert {k: kwargs[k] for k in ("mask_wait", "obs_mask", "racer_features")} == {
-        "mask_wait": True, "obs_mask": True, "racer_features": True}
+    policy = MaskablePPO.load(_shipped(), device="cpu").policy
+    arch = kwargs["net_arch"]
+    assert set(arch) == {"pi", "vf"} and all(isinstance(n, int) for n in arch["pi"] + arch["vf"])
+    assert {k: kwargs[k] for k in policy.spit_options} == policy.spit_options
+    assert all(isinstance(v, bool) for v in policy.spit_options.values())
+    fields = {f.name for f in rules.OBSERVATION}
+    assert kwargs.get("obs_fields") is None or set(kwargs["obs_fields"]) <= fields
 
 
 def test_a_fresh_process_loads_it_with_sb3_alone():
+    from sb3_contrib import MaskablePPO
+
     code = ("from sb3_contrib import MaskablePPO\n"
             "from importlib import resources\n"
             "m = MaskablePPO.load(str(resources.files('agents') / 'models' / 'ppo.zip'))\n"
-            "print(type(m.policy).__name__, m.observation_space.shape)\n")
+            "print(type(m.policy).__name__, ''.join(str(m.observation_space.shape).split()))\n")
     proc = subprocess.run([sys.executable, "-W", "error::DeprecationWarning:numpy", "-c", code],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.split() == ["SpitPolicy", "(241,)"]
+    here = MaskablePPO.load(_shipped(), device="cpu").observation_space.shape
+    assert proc.stdout.split() == ["SpitPolicy", "".join(str(here).split())]
 
 
 def test_predict_and_evaluate_policy_on_a_plain_vecenv_and_on_spit_v0():

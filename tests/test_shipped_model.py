@@ -102,6 +102,19 @@ def test_published_figures_are_of_the_shipped_file():
         assert r["games"] == 2 * published["deals"]
 
 
+
+@pytest.mark.parametrize("files", [{}, {"config.json": "{}"}, {"config.json": "{}", "rounds.json": "[]"}])
+def test_shipped_results_refuses_a_folder_that_is_not_a_finished_run(tmp_path, capsys, files):
+    from experiments.shipped_results import main
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    out = tmp_path / "results"
+    assert main(["--run", str(tmp_path), "--command", "x", "--deals", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--run" in err and "eval.json" in err and "state.json" in err
+    assert not out.with_suffix(".json").exists()
+
 def test_a_wheel_carries_the_shipped_model(tmp_path):
     pytest.importorskip("setuptools")
     pytest.importorskip("wheel")

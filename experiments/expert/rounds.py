@@ -174,13 +174,20 @@ def _one_round(args, k: int, out: Path, show: bool) -> dict:
 
 
 def plot_curve(rows: list[dict], opponents, path: Path) -> None:
-    """Win rate (95% Wilson interval) of each round's network against each opponent, a PNG."""
-    import matplotlib
+    """Win rate (95% Wilson interval) of each round's network against each opponent, a PNG.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Args:
+        rows: rounds.json's rows (``round`` and ``win_rate_<opponent>``, ``ci_low_<opponent>``,
+            ``ci_high_<opponent>`` for each opponent).
+        opponents: the evaluation opponents' names, one line each.
+        path: the PNG to write.
+    """
+    # a Figure of its own, without pyplot: no backend switch in the caller's process (a
+    # notebook keeps drawing inline) and nothing left open
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     x = [r["round"] for r in rows]
     for opp in opponents:
         y = np.array([r[f"win_rate_{opp}"] for r in rows])
@@ -194,7 +201,6 @@ def plot_curve(rows: list[dict], opponents, path: Path) -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def _write_rows(rows: list[dict], opponents, out: Path) -> None:
