@@ -125,9 +125,9 @@ def _expert_iteration_lines(m: dict, t: dict) -> list[str]:
     lines = [
         f"Expert iteration (`python -m experiments.expert_iteration`): round 0 clones "
         f"{config['bc_teacher']} ({rounds[0]['labels']:,} labels), then "
-        f"{len(rounds) - 1} round{'s' if len(rounds) != 2 else ''} in which the planner ({config['rollouts']} rollouts, "
-        f"{config['horizon_ms']:,} ms horizon) labels the network's own positions and the network "
-        f"fits them, {m['train_minutes']:.0f} min in all on the shared 2-core machine "
+        f"{len(rounds) - 1} round{'s' if len(rounds) != 2 else ''} in which the planner "
+        f"({config['rollouts']} rollouts, {config['horizon_ms']:,} ms horizon) labels the "
+        f"network's own positions and the network fits them, {m['train_minutes']:.0f} min in all on the shared 2-core machine "
         f"(evaluations included); the shipped model is the network of round {rounds[-1]['round']}; "
         f"network {m['net_arch']} (policy and value), written by `python -m "
         f"experiments.ship_model` (float16 weights, no optimizer state).",
