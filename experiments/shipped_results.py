@@ -127,10 +127,10 @@ def _expert_iteration_lines(m: dict, t: dict) -> list[str]:
         f"{config['bc_teacher']} ({rounds[0]['labels']:,} labels), then "
         f"{len(rounds) - 1} round{'s' if len(rounds) != 2 else ''} in which the planner "
         f"({config['rollouts']} rollouts, {config['horizon_ms']:,} ms horizon) labels the "
-        f"network's own positions and the network fits them, {m['train_minutes']:.0f} min in all on the shared 2-core machine "
-        f"(evaluations included); the shipped model is the network of round {rounds[-1]['round']}; "
-        f"network {m['net_arch']} (policy and value), written by `python -m "
-        f"experiments.ship_model` (float16 weights, no optimizer state).",
+        f"network's own positions and the network fits them; {m['train_minutes']:.0f} min in "
+        f"all on the shared 2-core machine (evaluations included). The shipped model is the "
+        f"network of round {rounds[-1]['round']}, {m['net_arch']} (policy and value), written "
+        f"by `python -m experiments.ship_model` (float16 weights, no optimizer state).",
         "",
         f"Rounds (the network alone against {', '.join(opponents)}, "
         f"{config['eval_deals']:,} duplicate deals of seed {config['eval_seed']}; how often the "
