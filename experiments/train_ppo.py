@@ -90,6 +90,7 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.cli.checks import ArgumentError
 from experiments.ppo.args import Args
 from spit_env.rules import OBSERVATION
 
@@ -97,10 +98,6 @@ __all__ = ["Args", "ArgumentError", "main", "parse_opponent", "train", "validate
 
 
 # --- validation ---------------------------------------------------------------------------------
-
-
-class ArgumentError(ValueError):
-    """A bad command-line value; the message starts with the argument's flag."""
 
 
 def _flag(name: str) -> str:

@@ -53,6 +53,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+from experiments.cli.checks import ArgumentError
+
 __all__ = ["Args", "main", "train", "build_config", "ArgumentError"]
 
 LEARNER = "learner"  # agents.rllib_modules.LEARNER, the trained module's id (multi-agent)
@@ -143,10 +145,6 @@ def rllib_bots() -> list[str]:
     from spit_env.policy import registered_policies
 
     return [n for n in registered_policies() if n not in ("ppo", "rllib")]
-
-
-class ArgumentError(ValueError):
-    """A bad command-line value; the message starts with the argument's flag."""
 
 
 def _flag(name: str) -> str:

@@ -9,6 +9,8 @@
   ``{placeholders}`` filled from the truth (``{players}``: the registered bots).
 * :func:`player_help`: the player names the registry knows, for a help text.
 * :func:`install_hint`: the README's install command for an extra.
+* :mod:`experiments.cli.checks`: the trainers' :class:`ArgumentError` and the flag checks they
+  share (positive numbers, latency, game length, players, output paths, model files).
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ import sys
 import textwrap
 import typing
 
+from experiments.cli.checks import ArgumentError
 from spit_env.checks import did_you_mean
 
-__all__ = ["ArgumentParser", "HelpFormatter", "tyro_cli", "field_help", "help_values",
-           "player_names", "player_help", "install_hint"]
+__all__ = ["ArgumentParser", "ArgumentError", "HelpFormatter", "tyro_cli", "field_help",
+           "help_values", "player_names", "player_help", "install_hint"]
 
 _FIELD = re.compile(r"%\((\w+)\)[sdfr]")
 
