@@ -56,11 +56,14 @@ def test_tiny_run_end_to_end(tmp_path):
     # the package's model format: the network plays every legal move, WAIT included
     model = load_model(out / "model.zip")
     assert {k: model.policy.spit_options[k] for k in OPTIONS} == OPTIONS
-    # saved with train_ppo's PPO hyperparameters, for train_ppo --resume to go on with
+    # saved with the project's PPO hyperparameters, for train_ppo --resume to go on with
     from experiments.ppo.args import Args
+    from experiments.ppo.hyperparameters import PPO_DEFAULTS
 
-    assert (model.n_steps, model.batch_size, model.gamma) == (Args().n_steps, Args().batch_size,
-                                                             Args().gamma)
+    assert (model.n_steps, model.batch_size, model.gamma, model.ent_coef) == (
+        PPO_DEFAULTS.n_steps, PPO_DEFAULTS.batch_size, PPO_DEFAULTS.gamma, PPO_DEFAULTS.ent_coef)
+    assert (Args().n_steps, Args().batch_size, Args().gamma) == (model.n_steps, model.batch_size,
+                                                                 model.gamma)
     policy = agents.make("ppo", path=str(out / "model.zip"))
     env = SpitVecEnv(num_envs=4, opponent="racer", seed=3)
     obs = env.reset()

@@ -21,6 +21,7 @@ import torch
 
 from agents.ppo_model import new_model
 from experiments.expert.positions import Positions
+from experiments.ppo.hyperparameters import PPO_DEFAULTS
 from spit_env.envs.vec import SpitVecEnv
 
 __all__ = ["OPTIONS", "VALUE_TARGETS", "new_network", "value_targets", "fit", "scores"]
@@ -35,23 +36,18 @@ def new_network(net_arch, seed: int, learning_rate: float):
     """A fresh network (MaskablePPO of ``agents.ppo_model.new_model``, :data:`OPTIONS`), on CPU.
 
     Its PPO hyperparameters (saved with it, what ``experiments.train_ppo --resume`` goes on
-    with) are ``train_ppo``'s defaults (``experiments.ppo.args.Args``).
+    with) are the project's defaults (``experiments.ppo.hyperparameters.PPO_DEFAULTS``).
 
     Args:
         net_arch: hidden layer sizes of the policy and value MLPs.
         seed: the weights' initialisation seed.
         learning_rate: the model's own learning rate (what a later PPO run starts with).
     """
-    from experiments.ppo.args import Args
-
-    ppo = Args()
+    ppo = PPO_DEFAULTS
     # enough games that one rollout holds a minibatch (SB3 warns otherwise)
     env = SpitVecEnv(num_envs=max(1, -(-ppo.batch_size // ppo.n_steps)))
     model = new_model(env, net_arch=tuple(net_arch), options=dict(OPTIONS), seed=seed,
-                      learning_rate=learning_rate, n_steps=ppo.n_steps,
-                      batch_size=ppo.batch_size, n_epochs=ppo.n_epochs, gamma=ppo.gamma,
-                      gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range,
-                      ent_coef=ppo.ent_coef, device="cpu")
+                      **{**ppo.kwargs(), "learning_rate": learning_rate}, device="cpu")
     env.close()
     return model
 

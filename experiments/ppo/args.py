@@ -2,7 +2,8 @@
 
 ``python -m experiments.train_ppo --help`` shows them (``experiments.cli.tyro_cli``: each field's
 docstring as its help, ``{players}`` and the other placeholders filled from the registry);
-``experiments.sb3_ceiling`` trains the same model at the same defaults.
+``experiments.sb3_ceiling`` trains the same model at the same defaults. The PPO hyperparameters'
+defaults are :data:`experiments.ppo.hyperparameters.PPO_DEFAULTS`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from experiments.ppo.hyperparameters import PPO_DEFAULTS
 
 __all__ = ["Args"]
 
@@ -31,21 +34,21 @@ class Args:
     checkpoints/; None means runs/ppo_<opponent>_s<seed>."""
     num_envs: int = 512
     """Games played at once (the VecEnv's num_envs)."""
-    n_steps: int = 32
+    n_steps: int = PPO_DEFAULTS.n_steps
     """Steps per game per rollout; a rollout holds num_envs * n_steps decisions."""
-    batch_size: int = 1024
+    batch_size: int = PPO_DEFAULTS.batch_size
     """Minibatch size of the PPO update (at most num_envs * n_steps)."""
-    n_epochs: int = 4
+    n_epochs: int = PPO_DEFAULTS.n_epochs
     """Passes over each rollout in the PPO update."""
-    learning_rate: float = 3e-4
+    learning_rate: float = PPO_DEFAULTS.learning_rate
     """Adam learning rate (constant)."""
-    ent_coef: float = 0.01
+    ent_coef: float = PPO_DEFAULTS.ent_coef
     """Entropy bonus coefficient."""
-    gamma: float = 0.999
+    gamma: float = PPO_DEFAULTS.gamma
     """Discount factor per learner decision."""
-    gae_lambda: float = 0.95
+    gae_lambda: float = PPO_DEFAULTS.gae_lambda
     """GAE lambda."""
-    clip_range: float = 0.2
+    clip_range: float = PPO_DEFAULTS.clip_range
     """PPO clipping range."""
     net_arch: tuple[int, ...] = (256, 256)
     """Hidden layer sizes of the policy and value MLPs (separate networks, tanh)."""
@@ -210,3 +213,4 @@ class Args:
     """SB3 verbosity (0 none, 1 rollout tables)."""
     json: Path | None = None
     """Also write eval.json's content (config, evaluations, speed) to this path."""
+
