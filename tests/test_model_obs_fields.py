@@ -105,8 +105,9 @@ def test_bad_obs_fields_are_refused(bad):
 
 
 def test_training_refuses_unknown_fields_to_leave_out():
+    from experiments.cli.checks import ArgumentError
     from experiments.ppo.args import Args
-    from experiments.train_ppo import ArgumentError, validate
+    from experiments.ppo.checks import validate
     from spit_env import rules
 
     validate(Args(obs_leave_out=TRACKED))

@@ -16,7 +16,9 @@ torch = pytest.importorskip("torch")
 
 from agents.ppo import input_options  # noqa: E402
 from agents.ppo_model import new_model, save_model  # noqa: E402
+from experiments.cli.checks import ArgumentError  # noqa: E402
 from experiments.ppo.args import Args  # noqa: E402
+from experiments.ppo.checks import validate  # noqa: E402
 from experiments.ppo.envs import make_training_env  # noqa: E402
 from experiments.ppo.pull import (  # noqa: E402
     PulledMaskablePPO,
@@ -30,7 +32,6 @@ from experiments.ppo.warm_start import (  # noqa: E402
     fit_critic,
     lambda_returns,
 )
-from experiments.train_ppo import ArgumentError, validate  # noqa: E402
 from spit_env.policy import make_policy  # noqa: E402
 from spit_env.rules import WAIT  # noqa: E402
 

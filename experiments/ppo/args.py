@@ -3,7 +3,8 @@
 ``python -m experiments.train_ppo --help`` shows them (``experiments.cli.tyro_cli``: each field's
 docstring as its help, ``{players}`` and the other placeholders filled from the registry);
 ``experiments.sb3_ceiling`` trains the same model at the same defaults. The PPO hyperparameters'
-defaults are :data:`experiments.ppo.hyperparameters.PPO_DEFAULTS`.
+defaults are :data:`experiments.ppo.hyperparameters.PPO_DEFAULTS`. Their checks:
+``experiments.ppo.checks``; what a run derives from them: :func:`cloning`, :func:`default_out`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Literal
 
 from experiments.ppo.hyperparameters import PPO_DEFAULTS
 
-__all__ = ["Args"]
+__all__ = ["Args", "cloning", "default_out"]
 
 
 @dataclass
@@ -214,3 +215,13 @@ class Args:
     json: Path | None = None
     """Also write eval.json's content (config, evaluations, speed) to this path."""
 
+
+def cloning(args: Args) -> bool:
+    """Whether the run fits the actor to --bc-teacher (not with --resume or --init-model)."""
+    return bool(args.bc_steps) and args.resume is None and args.init_model is None
+
+
+def default_out(args: Args) -> Path:
+    """The run folder when ``--out`` is not given: runs/ppo_<opponent>[_selfplay]_s<seed>."""
+    tag = "".join(c if c.isalnum() else "_" for c in args.opponent).strip("_")
+    return Path("runs") / f"ppo_{tag}{'_selfplay' if args.self_play else ''}_s{args.seed}"
