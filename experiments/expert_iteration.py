@@ -18,16 +18,27 @@ from __future__ import annotations
 
 import sys
 
-from experiments.expert.args import check, parser
-from experiments.expert.rounds import run
+from experiments.cli.checks import ArgumentError
+from experiments.expert.args import NETWORK, SELF, Args, check
 
 __all__ = ["main"]
 
+PROG = "python -m experiments.expert_iteration"
+
 
 def main(argv=None) -> int:
-    """Command-line entry point: check every flag, then run (or resume) the rounds."""
-    p = parser(description=__doc__.split("\n\n")[0])
-    args = check(p, p.parse_args(argv))
+    """Command-line entry point: parse with tyro, check every flag, run (or resume) the rounds."""
+    from experiments.cli import help_values, tyro_cli
+
+    args = tyro_cli(Args, argv, prog=PROG, description=__doc__.split("\n\n")[0],
+                    fill=help_values(self=SELF, network=NETWORK))
+    try:
+        args = check(args)
+    except ArgumentError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
+    from experiments.expert.rounds import run  # torch: not needed for --help or a bad flag
+
     run(args, show=not args.quiet)
     return 0
 

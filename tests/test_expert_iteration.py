@@ -127,10 +127,9 @@ def test_resume_continues_the_same_run(tmp_path):
 ])
 def test_bad_input_is_refused_before_any_work(tmp_path, capsys, argv, words):
     out = tmp_path / "run"
-    with pytest.raises(SystemExit) as err:
-        main(["--out", str(out), *TINY, *argv])
-    assert err.value.code == 2
+    assert main(["--out", str(out), *TINY, *argv]) == 2
     message = capsys.readouterr().err
+    assert message.startswith("python -m experiments.expert_iteration: error: ")
     for w in words:
         assert w in message
     assert not out.exists()  # nothing started
@@ -140,16 +139,77 @@ def test_a_finished_run_is_not_overwritten(tmp_path, capsys):
     out = tmp_path / "run"
     out.mkdir()
     (out / "state.json").write_text(json.dumps({"finished_round": 0}))
-    with pytest.raises(SystemExit):
-        main(["--out", str(out), *TINY])
+    assert main(["--out", str(out), *TINY]) == 2
     assert "--resume" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == ["state.json"]
 
 
-def test_help():
+def test_help(capsys):
     with pytest.raises(SystemExit) as err:
         main(["--help"])
     assert err.value.code == 0
+    text = capsys.readouterr().out
+    for name in ("--net-arch", "--opponents", "--eval-opponents", "--resume", "--no-aggregate"):
+        assert name in text
+
+
+def test_a_value_the_flag_type_refuses_exits_with_status_2(tmp_path):
+    with pytest.raises(SystemExit) as err:  # tyro's own parse error
+        main(["--out", str(tmp_path / "run"), "--rounds", "two"])
+    assert err.value.code == 2
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_documented_command_parses_as_before():
+    """Comma-separated --net-arch, a weighted --opponents mix, comma-separated --eval-opponents."""
+    from experiments.cli import tyro_cli
+    from experiments.expert.args import Args
+
+    args = tyro_cli(Args, ["--rounds", "2", "--rollouts", "64", "--confidence", "2", "--labels",
+                           "48000", "--fit-steps", "3000", "--net-arch", "128,128", "--out",
+                           "runs/xit128", "--opponents", "racer:2,greedy:1,self:1",
+                           "--eval-opponents", "racer,greedy", "--no-aggregate"],
+                    prog="x", description="")
+    assert (args.rounds, args.rollouts, args.confidence, args.labels, args.fit_steps) == (
+        2, 64, 2.0, 48000, 3000)
+    assert args.arch == [128, 128] and args.net_arch == "128,128"
+    assert args.opponent_mix == [("racer", 2.0), ("greedy", 1.0), ("self", 1.0)]
+    assert args.eval_list == ["racer", "greedy"] and args.aggregate is False
+    assert str(args.out) == "runs/xit128"
+
+
+def test_the_choices_are_the_pipelines_own():
+    import typing
+
+    from experiments.expert.args import Args
+    from experiments.expert.network import VALUE_TARGETS
+    from experiments.expert.targets import SCORES
+
+    hints = typing.get_type_hints(Args)
+    assert set(typing.get_args(hints["target_score"])) == set(SCORES)
+    assert set(typing.get_args(hints["value_target"])) == set(VALUE_TARGETS)
+
+
+def test_a_run_folder_of_the_earlier_command_line_resumes(tmp_path):
+    """A config.json written by the argparse command line (the same keys, every value as it
+    parsed them) is resumed with its own settings."""
+    from experiments.expert.args import Args, check, config_of
+
+    out = tmp_path / "run"
+    out.mkdir()
+    saved = {"seed": 3, "num_envs": 8, "labels": 24, "bc_teacher": "racer", "bc_labels": 48,
+             "opponents": "racer:1,self:1", "rollouts": 2, "horizon_ms": 400,
+             "rollout_policy": "racer", "confidence": 2.0, "win_weight": 2.0,
+             "temperature": 0.01, "target_score": "lower", "target_margin": 0.01,
+             "value_target": "outcome", "aggregate": True, "fit_steps": 5, "bc_fit_steps": 5,
+             "fit_batch_size": 8, "learning_rate": 0.0005, "value_coef": 0.5, "holdout": 0.1,
+             "net_arch": "16", "eval_deals": 2, "eval_opponents": "racer", "eval_seed": 2024,
+             "eval_latency": "club", "max_game_ms": 20000, "eval_batch": 512}
+    (out / "config.json").write_text(json.dumps(saved))
+    (out / "state.json").write_text(json.dumps({"finished_round": 0}))
+    args = check(Args(out=out, resume=True, rounds=4, seed=0, confidence=9.0, torch_threads=2))
+    assert list(config_of(args).items()) == list(saved.items())  # its own settings, in order
+    assert (args.rounds, args.torch_threads, args.out) == (4, 2, out)  # the resumable flags
 
 
 # --- targets -------------------------------------------------------------------------------------

@@ -37,13 +37,15 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.expert.args import NETWORK, RESUMABLE
+from experiments.expert.args import NETWORK, Args, config_of
 from experiments.expert.network import fit, new_network, scores
 from experiments.expert.positions import Positions, collect, make_env
 from experiments.expert.teachers import bot_teacher, planner_teacher
+from spit_env.config import SpitConfig
+from spit_env.latency import Latency
 from spit_env.progress import Progress, format_rate
 
-__all__ = ["run", "round_seed", "plot_curve", "ROW_FIELDS"]
+__all__ = ["run", "round_seed", "game_config", "plot_curve", "ROW_FIELDS"]
 
 #: The columns of rounds.csv before the evaluation's (win_rate / ci_low / ci_high per opponent).
 ROW_FIELDS = ("round", "teacher", "labels", "games", "label_seconds", "labels_per_s",
@@ -57,10 +59,14 @@ def round_seed(seed: int, k: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(k)]).generate_state(1)[0])
 
 
-def _config_of(args) -> dict:
-    skip = {"opponent_mix", "eval_list", "arch"}
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
-            if k not in skip and k not in RESUMABLE}
+def game_config(args: Args) -> SpitConfig:
+    """The config of every game of a run: the learner's, the planner's and the evaluation's.
+
+    Both seats play at ``--eval-latency``; a game is truncated after ``--max-game-ms`` (D16).
+    The planner's rollouts copy the labelled games' states (``PlannerBot.plan`` on the env's
+    public table), so they play under this config too.
+    """
+    return SpitConfig(latency=Latency.parse(args.eval_latency), max_game_ms=args.max_game_ms)
 
 
 def _write_json(path: Path, value) -> None:
@@ -69,7 +75,7 @@ def _write_json(path: Path, value) -> None:
     tmp.replace(path)  # whole or not at all
 
 
-def _learner(args, k: int, out: Path):
+def _learner(args: Args, k: int, out: Path):
     """(model, learner policy, teach, teacher label, planner stats) of round ``k``."""
     from agents.planner import PlannerBot
     from agents.ppo import PPOPolicy, load_model
@@ -91,20 +97,17 @@ def _learner(args, k: int, out: Path):
     return model, net, teach, "planner", stats
 
 
-def _evaluate(args, path: Path, k: int, show: bool) -> tuple[dict, float]:
+def _evaluate(args: Args, path: Path, k: int, show: bool) -> tuple[dict, float]:
     """{opponent: PairingResult dict} of the network at ``path`` alone, and the seconds."""
     from agents.arena import Player, play_pairings
-    from spit_env.config import SpitConfig
-    from spit_env.latency import Latency
 
     t = time.perf_counter()
     me = Player(f"round {k}", "ppo", None, {"path": str(path)})
-    config = SpitConfig(latency=Latency.parse(args.eval_latency), max_game_ms=args.max_game_ms)
     games = 2 * args.eval_deals * len(args.eval_list)
     with Progress(games, f"round {k}: evaluation", unit="games", enabled=show) as progress:
-        res = play_pairings([(me, o) for o in args.eval_list], args.eval_deals, config=config,
-                            seed=args.eval_seed, batch_size=args.eval_batch,
-                            report=lambda _, n: progress(n))
+        res = play_pairings([(me, o) for o in args.eval_list], args.eval_deals,
+                            config=game_config(args), seed=args.eval_seed,
+                            batch_size=args.eval_batch, report=lambda _, n: progress(n))
     return ({o: vars(r) for o, r in zip(args.eval_list, res, strict=True)},
             time.perf_counter() - t)
 
@@ -116,41 +119,18 @@ def _plain(value):
     return value
 
 
-def _one_round(args, k: int, out: Path, show: bool) -> dict:
+def _one_round(args: Args, k: int, out: Path, show: bool) -> dict:
     """Play, label, fit, save and evaluate round ``k``; returns its row."""
     from agents.ppo_model import save_model
-    from spit_env.config import SpitConfig
-    from spit_env.latency import Latency
 
     t0 = time.perf_counter()
     folder = out / f"round_{k}"
     folder.mkdir(parents=True, exist_ok=True)
     seed = round_seed(args.seed, k)
     model, learner, teach, teacher, stats = _learner(args, k, out)
-    config = SpitConfig(latency=Latency.parse(args.eval_latency), max_game_ms=args.max_game_ms)
-    env = make_env(args.num_envs, seed, args.opponent_mix, learner, config)
-    budget = args.bc_labels if k == 0 else args.labels
-    # the outcomes are needed by round 0's value target and by any but the planner's own
-    positions, info = collect(env, learner, teach, budget, desc=f"round {k}: {teacher} labels",
-                              finish=k == 0 or args.value_target != "plan", show_progress=show)
-    env.close()
-    order = np.random.default_rng(seed).permutation(len(positions))
-    n_hold = int(round(args.holdout * len(positions)))
-    holdout = positions.take(np.sort(order[:n_hold]))
-    train = positions.take(np.sort(order[n_hold:]))
-    train.save(folder / "train.npz")
-    holdout.save(folder / "holdout.npz")
-    fit_on = train
-    if args.aggregate and k > 1:  # the planner's positions of the earlier rounds too
-        fit_on = Positions.concat([Positions.load(out / f"round_{j}" / "train.npz")
-                                   for j in range(1, k)] + [train])
-    t1 = time.perf_counter()
-    steps = args.bc_fit_steps if k == 0 else args.fit_steps
-    with Progress(steps, f"round {k}: fitting", unit="steps", enabled=show) as progress:
-        losses = fit(model, fit_on, value_target=args.value_target, steps=steps,
-                     batch_size=args.fit_batch_size, learning_rate=args.learning_rate,
-                     value_coef=args.value_coef, seed=seed, progress=progress)
-    fit_seconds = time.perf_counter() - t1
+    positions, info = _label(args, k, seed, learner, teach, teacher, show)
+    train, holdout = _split(args, positions, seed, folder)
+    fit_on, losses, fit_seconds = _fit(args, k, out, model, train, seed, show)
     measured = scores(model, holdout if len(holdout) else train, args.value_target)
     save_model(model, folder / "model.zip")
     results, eval_seconds = _evaluate(args, folder / "model.zip", k, show)
@@ -171,6 +151,46 @@ def _one_round(args, k: int, out: Path, show: bool) -> dict:
                     f"ci_low_{opp}": round(r["ci_low"], 4),
                     f"ci_high_{opp}": round(r["ci_high"], 4)})
     return row
+
+
+def _label(args: Args, k: int, seed: int, learner, teach, teacher: str,
+           show: bool) -> tuple[Positions, dict]:
+    """The learner's games of round ``k`` (seed ``seed``) and the teacher's labels on them."""
+    env = make_env(args.num_envs, seed, args.opponent_mix, learner, game_config(args))
+    budget = args.bc_labels if k == 0 else args.labels
+    # the outcomes are needed by round 0's value target and by any but the planner's own
+    positions, info = collect(env, learner, teach, budget, desc=f"round {k}: {teacher} labels",
+                              finish=k == 0 or args.value_target != "plan", show_progress=show)
+    env.close()
+    return positions, info
+
+
+def _split(args: Args, positions: Positions, seed: int,
+           folder: Path) -> tuple[Positions, Positions]:
+    """(train, holdout): the round's positions less a held-out share, both saved in ``folder``."""
+    order = np.random.default_rng(seed).permutation(len(positions))
+    n_hold = int(round(args.holdout * len(positions)))
+    holdout = positions.take(np.sort(order[:n_hold]))
+    train = positions.take(np.sort(order[n_hold:]))
+    train.save(folder / "train.npz")
+    holdout.save(folder / "holdout.npz")
+    return train, holdout
+
+
+def _fit(args: Args, k: int, out: Path, model, train: Positions, seed: int,
+         show: bool) -> tuple[Positions, dict, float]:
+    """Fit round ``k``'s network; (the positions it fitted, its losses, the seconds)."""
+    fit_on = train
+    if args.aggregate and k > 1:  # the planner's positions of the earlier rounds too
+        fit_on = Positions.concat([Positions.load(out / f"round_{j}" / "train.npz")
+                                   for j in range(1, k)] + [train])
+    t = time.perf_counter()
+    steps = args.bc_fit_steps if k == 0 else args.fit_steps
+    with Progress(steps, f"round {k}: fitting", unit="steps", enabled=show) as progress:
+        losses = fit(model, fit_on, value_target=args.value_target, steps=steps,
+                     batch_size=args.fit_batch_size, learning_rate=args.learning_rate,
+                     value_coef=args.value_coef, seed=seed, progress=progress)
+    return fit_on, losses, time.perf_counter() - t
 
 
 def plot_curve(rows: list[dict], opponents, path: Path) -> None:
@@ -224,7 +244,7 @@ def _log(row: dict, opponents) -> str:
             f"reproduced {dep}; {vs}; {row['seconds']:.0f} s")
 
 
-def run(args, show: bool = True) -> list[dict]:
+def run(args: Args, show: bool = True) -> list[dict]:
     """Run (or resume) the rounds of ``args`` (checked by ``experiments.expert.args.check``).
 
     Returns:
@@ -233,7 +253,7 @@ def run(args, show: bool = True) -> list[dict]:
     import torch
 
     torch.set_num_threads(args.torch_threads)
-    out: Path = args.out
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
     start = 0
@@ -244,7 +264,7 @@ def run(args, show: bool = True) -> list[dict]:
         start = finished + 1
         print(f"resuming {out} after round {finished}", flush=True)
     else:
-        _write_json(out / "config.json", _config_of(args))
+        _write_json(out / "config.json", config_of(args))
     for k in range(start, args.rounds + 1):
         row = _one_round(args, k, out, show)
         rows.append(row)
