@@ -32,7 +32,7 @@ OPTIONS = {"mask_wait": False, "obs_mask": True, "racer_features": True}
 VALUE_TARGETS = ("outcome", "plan", "mean")
 
 
-def new_network(net_arch, seed: int, learning_rate: float):
+def new_network(net_arch, seed: int, learning_rate: float, config=None):
     """A fresh network (MaskablePPO of ``agents.ppo_model.new_model``, :data:`OPTIONS`), on CPU.
 
     Its PPO hyperparameters (saved with it, what ``experiments.train_ppo --resume`` goes on
@@ -42,10 +42,12 @@ def new_network(net_arch, seed: int, learning_rate: float):
         net_arch: hidden layer sizes of the policy and value MLPs.
         seed: the weights' initialisation seed.
         learning_rate: the model's own learning rate (what a later PPO run starts with).
+        config: the SpitConfig of the games it will play (the rules its mask is read under
+            come from it); None: ``SpitConfig()``.
     """
     ppo = PPO_DEFAULTS
     # enough games that one rollout holds a minibatch (SB3 warns otherwise)
-    env = SpitVecEnv(num_envs=max(1, -(-ppo.batch_size // ppo.n_steps)))
+    env = SpitVecEnv(num_envs=max(1, -(-ppo.batch_size // ppo.n_steps)), config=config)
     model = new_model(env, net_arch=tuple(net_arch), options=dict(OPTIONS), seed=seed,
                       **{**ppo.kwargs(), "learning_rate": learning_rate}, device="cpu")
     env.close()

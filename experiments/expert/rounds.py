@@ -82,7 +82,7 @@ def _learner(args: Args, k: int, out: Path):
     from spit_env.policy import make_policy
 
     if k == 0:
-        model = new_network(args.arch, args.seed, args.learning_rate)
+        model = new_network(args.arch, args.seed, args.learning_rate, config=game_config(args))
         bot = make_policy(args.bc_teacher)
         return model, bot, bot_teacher(bot), args.bc_teacher, None
     model = load_model(out / f"round_{k - 1}" / "model.zip")
