@@ -20,9 +20,14 @@
     python -m experiments.shipped_results the shipped model against every bot
     python -m experiments.run_notebook    run notebooks, showing the cells' progress
 
-No script imports another. The scripts' library pieces live in sub-folders: ``ppo/`` (the PPO
-scripts' arguments, environments, schedule, evaluation, warm start and progress), ``expert/``
-(expert iteration's positions, teachers, targets, network and rounds), ``realtime/``
-(the terminal game's engine and app) and ``cluster/`` (Ray connection and tasks); the games
-between policies are the match library's (``agents.arena``).
+No script imports another. The trainers (``train_ppo``, ``expert_iteration``, ``train_rllib``)
+parse a dataclass of arguments with tyro (``experiments.cli.tyro_cli``); the tools parse with
+argparse (``experiments.cli.ArgumentParser``).
+The scripts' library pieces live in sub-folders: ``cli/`` (the command lines' help, the one
+``ArgumentError`` and the flag checks the trainers share), ``ppo/`` (train_ppo's arguments and
+their checks, its run phase by phase, PPO's default hyperparameters, environments, schedule,
+evaluation, warm start and progress), ``expert/`` (expert iteration's arguments, positions,
+teachers, targets, network and rounds), ``realtime/`` (the terminal game's engine and app) and
+``cluster/`` (Ray connection and tasks); the games between policies are the match library's
+(``agents.arena``).
 """
