@@ -14,7 +14,7 @@ The script reads top to bottom: the validation of the arguments (:func:`validate
 ``experiments.sb3_ceiling``), ``envs`` (the VecEnv stack), ``schedule`` (curriculum, self-play
 pool, evaluations during training), ``evaluation`` (evaluation, plot, table), ``warm_start``
 (the actor's and the critic's warm start), ``pull`` (the KL pull in PPO's loss) and
-``progress``; the model's input contract is ``agents.ppo.model_input``.
+``progress``; the model's input contract is ``agents.network.model_input``.
 
 The learner plays many games at once in one process (``SpitVecEnv``: one VecEnv step = one learner
 decision, the batched core running the opponent in between). ``--opponent`` is
@@ -33,7 +33,7 @@ decision, the batched core running the opponent in between). ``--opponent`` is
 With ``--self-play`` a frozen copy of the agent joins a pool every ``--self-play-every`` steps; the
 pool (the newest ``--self-play-pool`` snapshots) takes ``1 - --self-play-bot-weight`` of the row
 groups and the ``--opponent`` bots the rest. Snapshots play in batch through
-``agents.ppo.PPOPolicy`` (sampling, not argmax, for variety), at the config's default latency.
+``agents.network.PPOPolicy`` (sampling, not argmax, for variety), at the config's default latency.
 
 The run folder (``--out``) receives config.json, model.zip, eval.json (evaluation history, the
 final table with 95% Wilson intervals, and the speed figures; also written to ``--json`` if
@@ -67,8 +67,8 @@ Learning at the default settings rests on these choices (measured; see each fiel
 * ``--obs-mask`` (on): the network's input is the observation followed by the learner's legal
   mask (D + 23 floats), so it need not infer legality from the one-hot ranks.
 * ``--racer-features`` (on): then the racer bot's reading of each legal play (40 floats,
-  ``agents.ppo.racer_features``), so it starts from the heuristic's analysis: the warm start fits
-  racer to 0.948 instead of 0.917, and the agent beats greedy 0.553 [0.532, 0.575] instead of
+  ``agents.network.racer_features``), so it starts from the heuristic's analysis: the warm start
+  fits racer to 0.948 instead of 0.917, and the agent beats greedy 0.553 [0.532, 0.575] instead of
   0.506 [0.484, 0.528] (racer 0.487 instead of 0.460; 1,000 duplicate deals each).
 
 ``--init-model PATH`` starts from another model file's weights (a distilled network, a previous
@@ -147,7 +147,7 @@ def parse_opponent(spec: str, what: str = "--opponent") -> list[list[tuple[str, 
                 base, _ = parse_profile(name)
             except ValueError as err:
                 raise ArgumentError(f"{what}: {err}") from None
-            if base not in known:  # "ppo" is the shipped model (agents.make("ppo"))
+            if base not in known:  # "network" (or "ppo") is the shipped network
                 raise ArgumentError(
                     f"{what}: unknown opponent {base!r} in {spec!r}{did_you_mean(base, known)}; "
                     f"known policies: {known}"
@@ -295,7 +295,7 @@ def check_model_file(args: Args, path, flag: str) -> None:
     Raises:
         ArgumentError: naming ``flag``, the differing setting and the flag that sets it.
     """
-    from agents.ppo import input_options, load_model
+    from agents.network import input_options, load_model
     from agents.ppo_model import observation_fields
 
     try:
@@ -358,7 +358,7 @@ def train(args: Args) -> dict:
     import torch
     from stable_baselines3.common.callbacks import CallbackList
 
-    from agents.ppo import PPOPolicy, input_options, load_model
+    from agents.network import PPOPolicy, input_options, load_model
     from agents.ppo_model import new_model, observation_fields, save_model
     from experiments.ppo.envs import make_training_env
     from experiments.ppo.evaluation import (

@@ -71,8 +71,8 @@ def _write_json(path: Path, value) -> None:
 
 def _learner(args, k: int, out: Path):
     """(model, learner policy, teach, teacher label, planner stats) of round ``k``."""
+    from agents.network import PPOPolicy, load_model
     from agents.planner import PlannerBot
-    from agents.ppo import PPOPolicy, load_model
     from spit_env.policy import make_policy
 
     if k == 0:
@@ -98,7 +98,7 @@ def _evaluate(args, path: Path, k: int, show: bool) -> tuple[dict, float]:
     from spit_env.latency import Latency
 
     t = time.perf_counter()
-    me = Player(f"round {k}", "ppo", None, {"path": str(path)})
+    me = Player(f"round {k}", "network", None, {"path": str(path)})
     config = SpitConfig(latency=Latency.parse(args.eval_latency), max_game_ms=args.max_game_ms)
     games = 2 * args.eval_deals * len(args.eval_list)
     with Progress(games, f"round {k}: evaluation", unit="games", enabled=show) as progress:
