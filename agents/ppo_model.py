@@ -69,10 +69,20 @@ __all__ = ["SpitFeatures", "SpitPolicy", "new_model", "save_model", "from_legacy
            "pickled_names", "observation_fields", "PORTABLE_MODULES", "TRAINING_ONLY",
            "LEGACY_OBS_FIELDS", "TRACKED_OBS_FIELDS"]
 
-#: The fields of the observation before it gained :data:`TRACKED_OBS_FIELDS` (241 floats): what
-#: a model file saved without ``obs_fields`` reads, in this order.
+#: The fields the observation gained after model files began to be saved, before they recorded
+#: their fields (``obs_fields``).
 TRACKED_OBS_FIELDS = ("unseen_rank", "self_idle", "opp_idle", "centre_rank_count")
-LEGACY_OBS_FIELDS = tuple(f.name for f in OBSERVATION if f.name not in TRACKED_OBS_FIELDS)
+#: The fields of the 241-float observation, the one before :data:`TRACKED_OBS_FIELDS`: what a
+#: model file saved without ``obs_fields`` reads, in this order. Written out, so that it stays
+#: that observation whatever fields the observation gains.
+LEGACY_OBS_FIELDS = (
+    "phase", "one_pile_round", "clock", "round", "stall_timer",
+    "self_stock_top_rank", "self_stock_top_face_down", "self_stock_height", "self_spit_count",
+    "self_cards_held", "self_score", "self_busy", "self_time_to_land", "self_move_in_flight",
+    "opp_stock_top_rank", "opp_stock_top_face_down", "opp_stock_height", "opp_spit_count",
+    "opp_cards_held", "opp_score", "opp_busy", "opp_time_to_land", "opp_move_in_flight",
+    "centre_top_rank", "centre_size",
+)
 _LEGACY_DIM = sum(OBS[name].size for name in LEGACY_OBS_FIELDS)
 
 

@@ -37,6 +37,10 @@ def test_a_model_saved_before_obs_fields_reads_the_observation_of_its_time():
     from spit_env.observation import observed_masks, rule_options
 
     assert TRACKED_OBS_FIELDS == TRACKED
+    # the legacy fields are the 241-float observation's, in table order, and nothing else
+    assert sum(rules.OBS[n].size for n in LEGACY_OBS_FIELDS) == 241
+    assert [n for n in rules.OBS if n in LEGACY_OBS_FIELDS] == list(LEGACY_OBS_FIELDS)
+    assert not set(LEGACY_OBS_FIELDS) & set(TRACKED)
     model = MaskablePPO.load(OBS241_MODEL, device="cpu")
     assert model.observation_space.shape == (241,)  # the file as it was saved
     assert model.policy.obs_fields == LEGACY_OBS_FIELDS
