@@ -31,7 +31,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
 @dataclass
 class Args:
-    """Evaluate the shipped PPO model against every heuristic bot and write its results."""
+    """Evaluate the shipped network against every heuristic bot and write its results."""
 
     run: Path | None = None
     """The run folder the shipped model was written from: a train_ppo run (eval.json,

@@ -61,7 +61,7 @@ def test_tiny_run_end_to_end(tmp_path):
 
     assert (model.n_steps, model.batch_size, model.gamma) == (Args().n_steps, Args().batch_size,
                                                              Args().gamma)
-    policy = agents.make("ppo", path=str(out / "model.zip"))
+    policy = agents.make("network", path=str(out / "model.zip"))
     env = SpitVecEnv(num_envs=4, opponent="racer", seed=3)
     obs = env.reset()
     moves = policy(obs, env.action_masks(), env.learner_rng())

@@ -140,7 +140,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def _plain(text: str) -> str:
-    # the docstrings' reST literals (``agents/models/ppo.zip``) read as plain text in a terminal
+    # the docstrings' reST literals (``agents/models/network.zip``) read as plain text in a terminal
     return text.replace("``", "")
 
 
