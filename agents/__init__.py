@@ -1,4 +1,4 @@
-"""Bots for spit-env: the heuristic bots and the loaders of trained models (SB3 PPO, RLlib).
+"""Bots for spit-env: the heuristic bots, the planners, and the players of trained networks.
 
 Each is declared by name in the entry-point group ``spit_env.policies`` of this project's
 pyproject.toml, so that ``spit_env.policy.make_policy`` finds it without importing this package
@@ -18,8 +18,9 @@ planner    determinized Monte-Carlo planning on the core (``agents.planner``); "
 expert     the planner with the shipped network as its reference move (``agents.expert``):
            the network's move unless a rollout shows another to pay; "expert-fast": a smaller
            budget; ``rollout_policy="network"`` lets the network play the rollouts too
-ppo        a trained MaskablePPO model (``agents.ppo``): the one shipped with the package, or
-           ``agents.make("ppo", path=...)``
+network    a policy network of the package's model format (``agents.network``): the one
+           shipped with the package, a policy network trained by expert iteration, or
+           ``agents.make("network", path=...)``; "ppo": the older name of the same player
 rllib      an RLlib PPO checkpoint (``agents.rllib``; ``agents.make("rllib", path=...)``)
 =========  ==================================================================================
 """

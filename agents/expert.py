@@ -2,24 +2,25 @@
 
 ``agents.make("expert")`` is :class:`ExpertBot`: the planner of :mod:`agents.planner`
 (determinized Monte-Carlo planning on the batched core) whose **reference move** is the move of
-a trained network (``agents.make("ppo")``: the model shipped with the package, or ``path=`` /
-``model=`` another one). At each decision with two or more legal moves it plays the network's
-move unless another legal move beats it, on the same ``rollouts`` simulated futures, by
-``confidence`` standard errors: the network plus the deviations its rollouts show to pay
+a trained network (``agents.make("network")``: the policy network shipped with the package, or
+``path=`` / ``model=`` another one). At each decision with two or more legal moves it plays the
+network's move unless another legal move beats it, on the same ``rollouts`` simulated futures,
+by ``confidence`` standard errors: the network plus the deviations its rollouts show to pay
 (one-step policy improvement of the network).
 
 The **rollout policy** plays both seats inside the simulated futures: ``"network"`` (the
-network itself, as expert iteration does), or any registered bot of observations (``"racer"``
-by default: with the network in the rollouts a decision costs about 1.7 times the CPU time,
-and the shipped network plays no better than the racer; docs/results/expert.md).
-With the network in the rollouts, each simulated epoch asks it once for every rollout row whose
-seat has a choice, all games and rollouts of the batch in one forward pass (one torch thread,
-``threads=``), never a call per row.
+expert's own network, as expert iteration does: the shipped one, as for the registered player
+``"network"``, unless ``path=`` / ``model=`` gives another), or any registered bot of
+observations (``"racer"`` by default: with the network in the rollouts a decision costs about
+1.7 times the CPU time, and the shipped network plays no better than the racer;
+docs/results/expert.md). With the network in the rollouts, each simulated epoch asks it once
+for every rollout row whose seat has a choice, all games and rollouts of the batch in one
+forward pass (one torch thread, ``threads=``), never a call per row.
 
 Everything else is the planner's: it reads the public table (``reads_public_table``), draws
 everything of game j from game j's own stream (a game's moves do not depend on the other games
 of the batch: the network's forward pass gives a row the same bits in any batch,
-``agents.ppo.FORWARD_BLOCK``), thinks in no game time, and returns its whole search with
+``agents.network.FORWARD_BLOCK``), thinks in no game time, and returns its whole search with
 :meth:`~agents.planner.PlannerBot.plan`. Its cost is wall-clock time per decision
 (``python -m experiments.benchmark --only expert``).
 
@@ -76,11 +77,12 @@ class ExpertBot(PlannerBot):
         horizon_ms: how far a rollout looks ahead at most, in simulated ms, 1-600,000.
         rollout_policy: ``"network"`` (:data:`NETWORK`: the expert's own network), or a
             registered name or batched Policy of observations (as the planner's).
-        path: a saved MaskablePPO model (``agents.ppo.load_model``); None (and no ``model``):
-            the shipped model.
+        path: a saved MaskablePPO model (``agents.network.load_model``); None (and no
+            ``model``): the shipped network.
         model: a MaskablePPO model or its policy (not with ``path``).
         threads: torch threads of the network's forward passes, an integer >= 1 (1: a batch of
-            game rows gains nothing from more on a shared machine; ``agents.ppo.PPOPolicy``).
+            game rows gains nothing from more on a shared machine;
+            ``agents.network.NetworkPolicy``).
         **planner_kwargs: the planner's other arguments (``win_weight``, ``confidence``,
             ``racing``, ``race_z``, ``leaf_value``; :class:`agents.planner.PlannerBot`).
 
@@ -88,7 +90,7 @@ class ExpertBot(PlannerBot):
         ValueError: a bad budget, an unknown or table-reading rollout policy, both ``path`` and
             ``model``, a file that is not a Spit model, ``threads`` not an integer >= 1, or a
             ``reference`` (the network is the reference).
-        FileNotFoundError: no ``path`` / ``model`` and the shipped model is missing.
+        FileNotFoundError: no ``path`` / ``model`` and the shipped network is missing.
     """
 
     def __init__(self, rollouts: int = 16, horizon_ms: int = 3000, rollout_policy=NETWORK,
@@ -102,7 +104,7 @@ class ExpertBot(PlannerBot):
         # the budget is checked before the network is loaded (a bad value costs no file read)
         PlannerBot(rollouts=rollouts, horizon_ms=horizon_ms, rollout_policy="random",
                    **planner_kwargs)
-        network = make_policy("ppo", path=path, model=model, threads=threads)
+        network = make_policy("network", path=path, model=model, threads=threads)
         rollout = network if _names_network(rollout_policy) else rollout_policy
         super().__init__(rollouts=rollouts, horizon_ms=horizon_ms, rollout_policy=rollout,
                          reference=network, **planner_kwargs)

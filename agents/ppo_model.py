@@ -1,5 +1,10 @@
 """The model format of the package: a standard MaskablePPO model that reads the env's observation.
 
+Every network the project trains or ships is a file of this format, whatever trained it
+(``experiments.train_ppo``'s PPO, ``experiments.expert_iteration``'s fits): the file is
+sb3-contrib's MaskablePPO one, hence this module's name. The player that plays such a file,
+its loader and the shipped network live in :mod:`agents.network`.
+
 A model made here takes what every view of the package gives: the (D,) observation, and the
 (23,) legal mask where the library passes one (``model.predict(obs, action_masks=...)``,
 sb3-contrib's ``evaluate_policy``, ``MaskablePPO.learn``). Its extra inputs are computed inside
@@ -7,7 +12,7 @@ the policy, so nothing stands between the environment and the model::
 
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.evaluation import evaluate_policy
-    from agents.ppo import shipped_model_path
+    from agents.network import shipped_model_path
     import spit_env
 
     model = MaskablePPO.load(shipped_model_path())                  # nothing else to import
@@ -17,14 +22,15 @@ the policy, so nothing stands between the environment and the model::
 
 * :class:`SpitPolicy` (``policy_class``): sb3-contrib's ``MaskableActorCriticPolicy`` whose
   options are plain keyword arguments, saved as JSON in the model file: the input options
-  (``mask_wait``, ``obs_mask``, ``racer_features``: ``agents.ppo.INPUT_OPTIONS``) and the rules
-  the legal mask is read under (``auto_flip``, ``wrap_ranks``: ``agents.ppo.RULE_OPTIONS``, the
-  fields of ``SpitConfig`` the mask depends on). With ``mask_wait`` it takes WAIT out of every
-  mask it is given that has another legal move (training and play alike); given no mask, it
-  plays the moves the observation shows legal (``agents.ppo.observed_masks``).
+  (``mask_wait``, ``obs_mask``, ``racer_features``: ``agents.network.INPUT_OPTIONS``) and the
+  rules the legal mask is read under (``auto_flip``, ``wrap_ranks``:
+  ``spit_env.observation.RULE_OPTIONS``, the fields of ``SpitConfig`` the mask depends on beyond
+  the observation). With ``mask_wait`` it takes WAIT out of every mask it is given that has
+  another legal move (training and play alike); given no mask, it plays the moves the
+  observation shows legal (``spit_env.observation.observed_masks``).
 * :class:`SpitFeatures` (its features extractor, no weights): the network's input from the
-  observation alone, ``agents.ppo.model_input`` on the mask that the observation shows
-  (``agents.ppo.observed_masks``, exactly the env's mask under the declared rules), its
+  observation alone, ``agents.network.model_input`` on the mask that the observation shows
+  (``spit_env.observation.observed_masks``, exactly the env's mask under the declared rules), its
   observation part being the fields the model reads (``obs_fields``, names of
   ``rules.OBSERVATION``, saved with it: a model keeps reading the same fields when the
   observation gains new ones; a file saved before the option reads :data:`LEGACY_OBS_FIELDS`).
@@ -54,24 +60,29 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from agents.ppo import (
-    INPUT_OPTIONS,
-    RULE_OPTIONS,
-    input_size,
-    model_input,
-    observed_masks,
-)
+from agents.network import INPUT_OPTIONS, input_size, model_input
 from spit_env.checks import check_bool
+from spit_env.observation import RULE_OPTIONS, observed_masks, rule_options
 from spit_env.rules import N_ACTIONS, OBS, OBS_DIM, OBSERVATION, WAIT
 
 __all__ = ["SpitFeatures", "SpitPolicy", "new_model", "save_model", "from_legacy",
            "pickled_names", "observation_fields", "PORTABLE_MODULES", "TRAINING_ONLY",
            "LEGACY_OBS_FIELDS", "TRACKED_OBS_FIELDS"]
 
-#: The fields of the observation before it gained :data:`TRACKED_OBS_FIELDS` (241 floats): what
-#: a model file saved without ``obs_fields`` reads, in this order.
+#: The fields the observation gained after model files began to be saved, before they recorded
+#: their fields (``obs_fields``).
 TRACKED_OBS_FIELDS = ("unseen_rank", "self_idle", "opp_idle", "centre_rank_count")
-LEGACY_OBS_FIELDS = tuple(f.name for f in OBSERVATION if f.name not in TRACKED_OBS_FIELDS)
+#: The fields of the 241-float observation, the one before :data:`TRACKED_OBS_FIELDS`: what a
+#: model file saved without ``obs_fields`` reads, in this order. Written out, so that it stays
+#: that observation whatever fields the observation gains.
+LEGACY_OBS_FIELDS = (
+    "phase", "one_pile_round", "clock", "round", "stall_timer",
+    "self_stock_top_rank", "self_stock_top_face_down", "self_stock_height", "self_spit_count",
+    "self_cards_held", "self_score", "self_busy", "self_time_to_land", "self_move_in_flight",
+    "opp_stock_top_rank", "opp_stock_top_face_down", "opp_stock_height", "opp_spit_count",
+    "opp_cards_held", "opp_score", "opp_busy", "opp_time_to_land", "opp_move_in_flight",
+    "centre_top_rank", "centre_size",
+)
 _LEGACY_DIM = sum(OBS[name].size for name in LEGACY_OBS_FIELDS)
 
 
@@ -132,43 +143,56 @@ PORTABLE_MODULES = ("agents.", "gymnasium.spaces.", "sb3_contrib.", "stable_base
                     "torch.nn.", "torch.optim.")
 
 
-def _options(mask_wait, obs_mask, racer_features, auto_flip, wrap_ranks) -> dict:
+def _options(mask_wait, obs_mask, racer_features, rules: dict) -> dict:
+    """The model's options: the input options, then the rule options (``RULE_OPTIONS``' keys).
+
+    Raises:
+        ValueError: a rule option that is not one of ``RULE_OPTIONS``, or a value not a bool.
+    """
+    unknown = sorted(set(rules) - set(RULE_OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown}; the rule options: {sorted(RULE_OPTIONS)}")
     options = {"mask_wait": mask_wait, "obs_mask": obs_mask, "racer_features": racer_features,
-               "auto_flip": auto_flip, "wrap_ranks": wrap_ranks}
+               **RULE_OPTIONS, **rules}
     for name, value in options.items():
         check_bool(name, value)
     return options
 
 
+def _rules(options: dict) -> dict:
+    """The rule options among a model's ``options``: ``observed_masks``' keyword arguments."""
+    return {name: options[name] for name in RULE_OPTIONS}
+
+
 class SpitFeatures(BaseFeaturesExtractor):
-    """The network's input, from the observation alone (``agents.ppo.model_input``).
+    """The network's input, from the observation alone (``agents.network.model_input``).
 
     ``forward(observations (B, D) float32 tensor) -> (B, features_dim) float32``: the fields
     ``obs_fields`` of the observation, then (``obs_mask``) the playing mask as 0/1 floats, then
     (``racer_features``) the racer's reading of each legal play; the mask is the one the
-    observation shows under the declared rules (``agents.ppo.observed_masks``). No weights, no
-    gradient: computed in NumPy.
+    observation shows under the declared rules (``spit_env.observation.observed_masks``). No
+    weights, no gradient: computed in NumPy.
 
     Args:
         observation_space: ``Box(0, 1, (D,), float32)``, the views' observation space (or the
             one a model file was saved with).
-        mask_wait, obs_mask, racer_features, auto_flip, wrap_ranks: the model's options
-            (module docstring).
+        mask_wait, obs_mask, racer_features: the model's input options (module docstring).
         obs_fields: the names of the observation fields the network reads, in this order; None:
             those ``observation_space`` implies (:func:`_obs_fields`).
+        **rules: the rule options the mask is read under (``spit_env.observation.RULE_OPTIONS``:
+            ``auto_flip``, ``wrap_ranks``; those not given at their defaults).
 
     Raises:
-        ValueError: another observation space, a bad ``obs_fields``, or an option that is not a
-            bool.
+        ValueError: another observation space, a bad ``obs_fields``, an unknown option or one
+            that is not a bool.
     """
 
     def __init__(self, observation_space, mask_wait: bool = True, obs_mask: bool = True,
-                 racer_features: bool = True, auto_flip: bool = True, wrap_ranks: bool = True,
-                 obs_fields=None):
+                 racer_features: bool = True, obs_fields=None, **rules):
         if not isinstance(observation_space, spaces.Box):
             raise ValueError(f"observation_space must be the views' Box of shape ({OBS_DIM},), "
                              f"got {observation_space}")
-        self.options = _options(mask_wait, obs_mask, racer_features, auto_flip, wrap_ranks)
+        self.options = _options(mask_wait, obs_mask, racer_features, rules)
         self.obs_fields = _obs_fields(observation_space, obs_fields)
         self.columns = _columns(self.obs_fields, input_size(self.options) - OBS_DIM)
         super().__init__(_observation_box(), features_dim=int(self.columns.size))
@@ -176,7 +200,7 @@ class SpitFeatures(BaseFeaturesExtractor):
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         """(B, features_dim) float32 inputs of the network (class docstring)."""
         obs = observations.detach().cpu().numpy().astype(np.float32, copy=False)
-        masks = observed_masks(obs, self.options["auto_flip"], self.options["wrap_ranks"])
+        masks = observed_masks(obs, **_rules(self.options))
         inputs, _ = model_input(obs, masks, self.options)
         return torch.as_tensor(inputs.take(self.columns, axis=1), device=observations.device)
 
@@ -194,17 +218,20 @@ class SpitPolicy(MaskableActorCriticPolicy):
     given to ``forward``, ``get_distribution`` (so ``predict``) and ``evaluate_actions`` are the
     env's legal moves; with ``mask_wait`` the policy takes WAIT out of every row that has another
     legal move, in play and in the loss alike. Given no mask, it uses the one the observation
-    shows (:func:`agents.ppo.observed_masks`), so ``model.predict(obs)`` plays legal moves too.
+    shows (``spit_env.observation.observed_masks``), so ``model.predict(obs)`` plays legal
+    moves too.
 
     Args:
         observation_space, action_space, lr_schedule: as SB3 passes them.
-        mask_wait, obs_mask, racer_features: the input options (``agents.ppo.INPUT_OPTIONS``);
-            on by default, as ``experiments.train_ppo`` trains.
-        auto_flip, wrap_ranks: the rules the mask is read under (``SpitConfig``'s fields).
+        mask_wait, obs_mask, racer_features: the input options
+            (``agents.network.INPUT_OPTIONS``); on by default, as ``experiments.train_ppo``
+            trains.
         obs_fields: the observation fields the network reads (:class:`SpitFeatures`); None:
             every field, or :data:`LEGACY_OBS_FIELDS` for a file saved before the option. The
             policy takes the views' full observation either way.
-        **kwargs: ``MaskableActorCriticPolicy``'s other arguments.
+        **kwargs: the rule options the mask is read under (``auto_flip``, ``wrap_ranks``: the
+            keys of ``spit_env.observation.RULE_OPTIONS``, ``SpitConfig``'s fields; at their
+            defaults when not given), and ``MaskableActorCriticPolicy``'s other arguments.
 
     Raises:
         ValueError: a ``features_extractor_class`` or ``features_extractor_kwargs`` given, an
@@ -213,15 +240,16 @@ class SpitPolicy(MaskableActorCriticPolicy):
     """
 
     def __init__(self, observation_space, action_space, lr_schedule, *, mask_wait: bool = True,
-                 obs_mask: bool = True, racer_features: bool = True, auto_flip: bool = True,
-                 wrap_ranks: bool = True, obs_fields=None, **kwargs):
+                 obs_mask: bool = True, racer_features: bool = True, obs_fields=None,
+                 **kwargs):
         for name in ("features_extractor_class", "features_extractor_kwargs"):
             if name in kwargs:
                 raise ValueError(f"{name}: SpitPolicy's features extractor is SpitFeatures; "
                                  f"pass its options (mask_wait, obs_mask, ...) instead")
         if getattr(action_space, "n", None) != N_ACTIONS:
             raise ValueError(f"action_space must be Discrete({N_ACTIONS}), got {action_space}")
-        self.spit_options = _options(mask_wait, obs_mask, racer_features, auto_flip, wrap_ranks)
+        rules = {name: kwargs.pop(name) for name in RULE_OPTIONS if name in kwargs}
+        self.spit_options = _options(mask_wait, obs_mask, racer_features, rules)
         #: the observation fields the network reads, by name (saved with the model)
         self.obs_fields = _obs_fields(observation_space, obs_fields)
         super().__init__(_observation_box(), action_space, lr_schedule,
@@ -243,8 +271,7 @@ class SpitPolicy(MaskableActorCriticPolicy):
                 torch; None: the mask the observation shows.
         """
         if action_masks is None:
-            found = observed_masks(obs.detach().cpu().numpy(), self.spit_options["auto_flip"],
-                                   self.spit_options["wrap_ranks"])
+            found = observed_masks(obs.detach().cpu().numpy(), **_rules(self.spit_options))
             masks = torch.as_tensor(found, device=obs.device)
         else:
             masks = torch.as_tensor(action_masks, device=obs.device).to(torch.bool)
@@ -274,8 +301,9 @@ def new_model(env, *, net_arch=(256, 256), options: dict | None = None, obs_fiel
         env: a VecEnv or Gymnasium env of the package (``SpitVecEnv``, ``Spit-v0``): the plain
             observation and the legal masks.
         net_arch: the hidden layer sizes of the policy and value networks (each its own).
-        options: :data:`agents.ppo.INPUT_OPTIONS` and :data:`agents.ppo.RULE_OPTIONS` keys; the
-            rules default to ``env``'s config (its ``config`` attribute) when it has one.
+        options: keys of ``agents.network.INPUT_OPTIONS`` and
+            ``spit_env.observation.RULE_OPTIONS``; the rule options default to ``env``'s config
+            (its ``config`` attribute, ``spit_env.observation.rule_options``) when it has one.
         obs_fields: the observation fields the network reads (names, in order); None: every
             field (:func:`observation_fields`; ``observation_fields(leave_out=...)`` drops some).
         **ppo_kwargs: MaskablePPO's other arguments (``n_steps``, ``seed``, ...).
@@ -291,7 +319,7 @@ def new_model(env, *, net_arch=(256, 256), options: dict | None = None, obs_fiel
         raise ValueError(f"options: unknown {unknown}; known: {sorted(known)}")
     config = _env_config(env)
     if config is not None:
-        options = {"auto_flip": config.auto_flip, "wrap_ranks": config.wrap_ranks, **options}
+        options = {**rule_options(config), **options}
     fields = list(_obs_fields(None, observation_fields() if obs_fields is None else obs_fields))
     layers = [int(n) for n in net_arch]
     policy_kwargs = {"net_arch": {"pi": layers, "vf": list(layers)}, **options,
@@ -396,7 +424,7 @@ def _torch_bytes(obj) -> bytes:
 def save_model(model, path, *, half: bool = False, training_state: bool = True) -> int:
     """Write ``model`` (MaskablePPO) as a portable SB3 zip (module docstring); returns its bytes.
 
-    ``MaskablePPO.load(path)`` and ``agents.make("ppo", path=path)`` read it; the folders are
+    ``MaskablePPO.load(path)`` and ``agents.make("network", path=path)`` read it; the folders are
     made as needed.
 
     Args:

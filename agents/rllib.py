@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.ppo import forward_in_blocks, mask_idle_wait
+from agents.network import forward_in_blocks, mask_idle_wait
 from spit_env.rules import N_ACTIONS, OBS_DIM
 
 __all__ = [
@@ -190,7 +190,8 @@ class RLlibPolicy:
         torch = self._torch
         dict_obs = self._dict_obs  # a Box module reads the mask from the observation itself
 
-        def forward(obs, masks):  # in blocks: the same bits in any batch (agents.ppo.FORWARD_BLOCK)
+        # in blocks: the same bits in any batch (agents.network.FORWARD_BLOCK)
+        def forward(obs, masks):
             obs = torch.as_tensor(obs)
             if dict_obs:
                 obs = {"observation": obs, "action_mask": torch.as_tensor(masks)}

@@ -16,8 +16,8 @@ Dict space of :class:`spit_env.SpitParallelEnv`, through RLlib's adapter
 ``ParallelPettingZooEnv``: the self-play runs), or the single learner's ``Box(0, 1, (D,))`` of
 ``Spit-v0`` and its vector env (``gymnasium.make_vec("Spit-v0", ...,
 vectorization_mode="vector_entry_point")``: the bot runs), whose legal mask it reads from the
-observation itself (:func:`agents.ppo.observed_masks`, equal to the env's mask, as the shipped
-SB3 model does). :class:`BotModule` takes the Dict space.
+observation itself (``spit_env.observation.observed_masks``, equal to the env's mask, as the
+shipped SB3 model does). :class:`BotModule` takes the Dict space.
 
 * :class:`MaskedPPOModule`: RLlib's default PPO torch module with the action-masking pattern of
   RLlib's examples: the network reads the observation (and, with ``obs_mask``, the legal mask as
@@ -41,6 +41,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from spit_env import streams
+from spit_env.observation import RULE_OPTIONS, observed_masks
 from spit_env.rules import OBS_DIM
 
 __all__ = ["MaskedPPOModule", "BotModule", "SPIT_MODEL_OPTIONS", "SpitMultiAgentEnv",
@@ -53,10 +54,11 @@ LEARNER, BOT = "learner", "bot"
 #: model_config keys of :class:`MaskedPPOModule` beyond RLlib's ``DefaultModelConfig``, with
 #: their defaults. ``mask_wait``: take WAIT out of the legal moves whenever another move is legal
 #: (the learner never idles when it can act, as in ``train_ppo``). ``obs_mask``: feed the legal
-#: mask (after ``mask_wait``) to the network beside the observation. ``auto_flip``,
-#: ``wrap_ranks``: the rules (``SpitConfig``'s fields) the mask is read from a Box observation
-#: under (unused with the Dict space, which carries the mask).
-SPIT_MODEL_OPTIONS = {"mask_wait": True, "obs_mask": True, "auto_flip": True, "wrap_ranks": True}
+#: mask (after ``mask_wait``) to the network beside the observation. Then the rule options
+#: (``spit_env.observation.RULE_OPTIONS``: ``auto_flip``, ``wrap_ranks``, ``SpitConfig``'s
+#: fields) the mask is read from a Box observation under (unused with the Dict space, which
+#: carries the mask).
+SPIT_MODEL_OPTIONS = {"mask_wait": True, "obs_mask": True, **RULE_OPTIONS}
 
 
 def _is_dict_space(space) -> bool:
@@ -121,16 +123,13 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         """(B, 23) float 0/1 mask the module plays with: the env's mask, after ``mask_wait``.
 
         ``obs``: the Dict observation (its ``action_mask``), or the (B, D) Box observation
-        (the mask it shows, :func:`agents.ppo.observed_masks`).
+        (the mask it shows, ``spit_env.observation.observed_masks``).
         """
         import torch
 
         if self.reads_mask:
-            from agents.ppo import observed_masks
-
             masks = observed_masks(_numpy(obs).astype(np.float32, copy=False),
-                                   self.spit_options["auto_flip"],
-                                   self.spit_options["wrap_ranks"])
+                                   **{k: self.spit_options[k] for k in RULE_OPTIONS})
             mask = torch.as_tensor(masks, dtype=torch.float32, device=obs.device)
         else:
             mask = obs["action_mask"].float()

@@ -9,7 +9,7 @@ the games' outcomes). Each later round the current network plays its own games a
 bots and itself, the planner labels those positions with its network-guided search (soft targets
 from its per-move values, and a value target), and the network fits them; after each round it
 plays alone against racer on held-out duplicate deals. The run folder holds the networks
-(``model.zip``: ``agents.make("ppo", path=...)`` plays it, ``experiments.train_ppo`` can go on
+(``model.zip``: ``agents.make("network", path=...)`` plays it, ``experiments.train_ppo`` can go on
 training it), the rows per round (rounds.csv, rounds.json) and the curve (curve.png). The rounds
 and the run folder: ``experiments/expert/rounds.py``.
 """

@@ -144,7 +144,7 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
     done = _previous(json_path, out) if resume else {}
     bar = Progress(sum(2 * n for *_, n in jobs), f"planner study ({counted(len(jobs), 'pairing')})",
                    unit="games", enabled=show_progress)
-    # spawned, not forked: a fork of a process whose torch has started its thread pool (a "ppo"
+    # spawned, not forked: a fork of a process whose torch has started its thread pool (a "network"
     # player loaded to check the arguments) hangs at the child's first forward pass
     pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
             if workers > 1 else None)

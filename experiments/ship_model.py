@@ -1,13 +1,14 @@
-"""Write a trained model as the small file the package ships (``agents/models/ppo.zip``).
+"""Write a trained model as the small file the package ships (``agents/models/network.zip``).
 
-``agents.make("ppo")`` plays that file when no path is given::
+``agents.make("network")`` (or ``"ppo"``, its older name) plays that file when no path is given::
 
-    python -m experiments.ship_model runs/ppo_long/model.zip            # -> agents/models/ppo.zip
-    python -m experiments.ship_model runs/ppo_long/model.zip --out small.zip --no-half
+    python -m experiments.ship_model runs/xit128/model.zip          # -> agents/models/network.zip
+    python -m experiments.ship_model runs/xit128/model.zip --out small.zip --no-half
 
 The result is a portable MaskablePPO ``.zip`` (``agents.ppo_model.save_model``: nothing
 version-bound in it, so it loads on every NumPy, Gymnasium and SB3 version the package admits)
-that ``MaskablePPO.load``, ``agents.make("ppo", path=...)`` and sb3-contrib's ``evaluate_policy``
+that ``MaskablePPO.load``, ``agents.make("network", path=...)`` and sb3-contrib's
+``evaluate_policy``
 read, with what only training needs left out: the last rollout's observations, the episode
 buffers and Adam's moment estimates (the optimizer keeps its settings; resuming from the file
 starts Adam afresh). With ``--half`` (the default) the network weights are stored as float16,
@@ -29,8 +30,8 @@ import tyro
 
 __all__ = ["Args", "ship", "main", "SHIPPED_PATH"]
 
-#: Where the package keeps the shipped model (package data of ``agents``).
-SHIPPED_PATH = Path(__file__).resolve().parents[1] / "agents" / "models" / "ppo.zip"
+#: Where the package keeps the shipped network (package data of ``agents``).
+SHIPPED_PATH = Path(__file__).resolve().parents[1] / "agents" / "models" / "network.zip"
 
 
 @dataclass
@@ -53,9 +54,9 @@ def ship(model_path, out, half: bool = True) -> int:
 
     Raises:
         ValueError: ``model_path`` is not a MaskablePPO model of Spit (see
-            ``agents.ppo.load_model``).
+            ``agents.network.load_model``).
     """
-    from agents.ppo import LegacyModelError, load_model
+    from agents.network import LegacyModelError, load_model
     from agents.ppo_model import from_legacy, save_model
 
     try:

@@ -1,4 +1,4 @@
-"""The shipped model against every heuristic bot, written to docs/results/ppo_shipped.{json,md}.
+"""The shipped network against every heuristic bot, written to docs/results/ppo_shipped.{json,md}.
 
 The games are duplicate deals at equal latency; the table is written with the model file's
 SHA-256 (so a test can tell when the figures no longer belong to the shipped file) and its
@@ -31,7 +31,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
 @dataclass
 class Args:
-    """Evaluate the shipped PPO model against every heuristic bot and write its results."""
+    """Evaluate the shipped network against every heuristic bot and write its results."""
 
     run: Path | None = None
     """The run folder the shipped model was written from: a train_ppo run (eval.json,
@@ -58,7 +58,7 @@ class Args:
 
 
 def evaluate_shipped(deals: int, seed: int, latency: str, show_progress: bool = True) -> dict:
-    """{bot: PairingResult dict} of the shipped model against every bot of ``agents.BOTS``.
+    """{bot: PairingResult dict} of the shipped network against every bot of ``agents.BOTS``.
 
     All bots in one batch (``experiments.ppo.evaluation.evaluate``), with one progress.
     """
@@ -66,8 +66,8 @@ def evaluate_shipped(deals: int, seed: int, latency: str, show_progress: bool = 
     from experiments.ppo.evaluation import evaluate
     from spit_env.config import SpitConfig
 
-    return evaluate("ppo", list(agents.BOTS), deals, latency=latency, seed=seed,
-                    max_game_ms=SpitConfig().max_game_ms, desc="the shipped model",
+    return evaluate("network", list(agents.BOTS), deals, latency=latency, seed=seed,
+                    max_game_ms=SpitConfig().max_game_ms, desc="the shipped network",
                     show_progress=show_progress)
 
 
@@ -75,9 +75,10 @@ def markdown(result: dict) -> str:
     """The results as a Markdown page."""
     m = result["model"]
     lines = [
-        "# The shipped PPO model against the heuristic bots",
+        "# The shipped policy network against the heuristic bots",
         "",
-        f"`agents.make(\"ppo\")` plays `{m['file']}` ({m['bytes'] / 1024:.0f} KB, SHA-256 "
+        f"`agents.make(\"network\")` (`\"ppo\"`: its older name) plays `{m['file']}` "
+        f"({m['bytes'] / 1024:.0f} KB, SHA-256 "
         f"`{m['sha256'][:12]}…`). {result['deals']:,} duplicate deals ({2 * result['deals']:,} "
         f"games) per bot, both seats at `{result['latency']}` latency, deals of seed "
         f"{result['seed']}; win rate of the model with 95% Wilson intervals (draws count 1/2).",
@@ -188,7 +189,7 @@ def main(argv=None) -> int:
 
     args = tyro_cli(Args, argv, prog="python -m experiments.shipped_results",
                     description=__doc__.split("\n\n")[0])
-    from agents.ppo import SHIPPED_MODEL, shipped_model_path
+    from agents.network import SHIPPED_MODEL, shipped_model_path
 
     path = shipped_model_path()
     if (args.run is None) == (args.previous is None):

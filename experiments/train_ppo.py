@@ -16,7 +16,7 @@ schedule, final evaluation and the run folder), ``hyperparameters`` (PPO's defau
 (the VecEnv stack), ``schedule`` (curriculum, self-play pool, evaluations during training),
 ``evaluation`` (evaluation, plot, table), ``warm_start`` (the actor's and the critic's warm
 start), ``pull`` (the KL pull in PPO's loss) and ``progress``; the model's input contract is
-``agents.ppo.model_input``.
+``agents.network.model_input``.
 
 The learner plays many games at once in one process (``SpitVecEnv``: one VecEnv step = one learner
 decision, the batched core running the opponent in between). ``--opponent`` is
@@ -35,7 +35,8 @@ decision, the batched core running the opponent in between). ``--opponent`` is
 With ``--self-play`` a frozen copy of the agent joins a pool every ``--self-play-every`` steps; the
 pool (the newest ``--self-play-pool`` snapshots) takes ``1 - --self-play-bot-weight`` of the row
 groups and the ``--opponent`` bots the rest. Snapshots play in batch through
-``agents.ppo.PPOPolicy`` (sampling, not argmax, for variety), at the config's default latency.
+``agents.network.NetworkPolicy`` (sampling, not argmax, for variety), at the config's default
+latency.
 
 The run folder (``--out``) receives config.json, model.zip, eval.json (evaluation history, the
 final table with 95% Wilson intervals, and the speed figures; also written to ``--json`` if
@@ -69,8 +70,8 @@ Learning at the default settings rests on these choices (measured; see each fiel
 * ``--obs-mask`` (on): the network's input is the observation followed by the learner's legal
   mask (D + 23 floats), so it need not infer legality from the one-hot ranks.
 * ``--racer-features`` (on): then the racer bot's reading of each legal play (40 floats,
-  ``agents.ppo.racer_features``), so it starts from the heuristic's analysis: the warm start fits
-  racer to 0.948 instead of 0.917, and the agent beats greedy 0.553 [0.532, 0.575] instead of
+  ``agents.network.racer_features``), so it starts from the heuristic's analysis: the warm start
+  fits racer to 0.948 instead of 0.917, and the agent beats greedy 0.553 [0.532, 0.575] instead of
   0.506 [0.484, 0.528] (racer 0.487 instead of 0.460; 1,000 duplicate deals each).
 
 ``--init-model PATH`` starts from another model file's weights (a distilled network, a previous

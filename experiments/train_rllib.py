@@ -141,10 +141,10 @@ class Args:
 
 
 def rllib_bots() -> list[str]:
-    """The registered bots RLlib can run as the opponent module (not the trained models)."""
+    """The registered bots RLlib can run as the opponent module (not the trained networks)."""
     from spit_env.policy import registered_policies
 
-    return [n for n in registered_policies() if n not in ("ppo", "rllib")]
+    return [n for n in registered_policies() if n not in ("network", "ppo", "rllib")]
 
 
 def _flag(name: str) -> str:
@@ -238,13 +238,14 @@ def build_config(args: Args, spit_config):
         map_learner_vs_bot,
         map_self_play,
     )
+    from spit_env.observation import rule_options
 
     # Every name the config holds is importable (no register_env): a checkpoint restores in a
     # fresh process with Algorithm.from_checkpoint alone ("spit_env:Spit-v0" imports spit_env).
     model = {"fcnet_hiddens": list(args.hiddens), "fcnet_activation": "tanh",
              "head_fcnet_hiddens": [], "vf_share_layers": False,
              "mask_wait": args.mask_wait, "obs_mask": args.obs_mask,
-             "auto_flip": spit_config.auto_flip, "wrap_ranks": spit_config.wrap_ranks}
+             **rule_options(spit_config)}
     config = PPOConfig().training(
         train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
         num_epochs=args.num_epochs, lr=args.lr, gamma=args.gamma, lambda_=args.gae_lambda,

@@ -17,7 +17,8 @@ Entry points:
 * ``spit_env.policy``: the Policy protocol, the policy registry (bots are plug-ins declared in the
   entry-point group ``spit_env.policies``) and "name@latency" profiles.
 * ``spit_env.read_observation(obs)``: a batch of observations decoded into named fields, to
-  write a bot against (``spit_env.observation``).
+  write a bot against (``spit_env.observation``, which also reads the legal moves from an
+  observation: ``observed_masks``).
 * ``spit_env.testing.check_environments(config)``: every API checker on a config, for CI.
 """
 

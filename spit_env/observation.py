@@ -28,17 +28,28 @@ fraction            (B,) float64 as observed, in [0, 1] (clock, round, stall_tim
 
 The decoding is exact (one-hot and counts are read back to integers), array-only and fast
 enough to sit in a bot's hot path: the built-in bots (``agents.heuristics``) use it.
+
+The legal moves can be read from an observation too: :func:`observed_masks` gives the seat's
+(B, 23) mask from its observations and the few rules the observation does not show
+(:data:`RULE_OPTIONS`, taken from a config by :func:`rule_options`), equal to the environment's
+``action_masks()``. A model that reads its mask from the observation (the package's model
+format, the RLlib module on ``Spit-v0``) keeps these options with it::
+
+    from spit_env.observation import observed_masks, rule_options
+    masks = observed_masks(obs, **rule_options(config))   # (B, 23) bool, as the env's mask
 """
 
 from __future__ import annotations
 
-from dataclasses import make_dataclass
+from dataclasses import fields, make_dataclass
 
 import numpy as np
 
 from . import rules
+from .config import SpitConfig, check_config
 
-__all__ = ["ObservationView", "read_observation", "observation_view_markdown", "FIELD_KINDS"]
+__all__ = ["ObservationView", "read_observation", "observation_view_markdown", "FIELD_KINDS",
+           "RULE_OPTIONS", "rule_options", "observed_masks", "check_ranks"]
 
 #: How each field of rules.OBSERVATION decodes; player fields are listed without their
 #: ``self_`` / ``opp_`` prefix. (kind, scale, slot count): slot count k > 1 gives (B, k) arrays.
@@ -168,3 +179,90 @@ def observation_view_markdown() -> str:
         rows.append(f"| `{f.name}` | {_shape(f)} | {dtype}"
                     f"{', ' + unit if unit else ''} | {f.meaning} |")
     return "\n".join(rows)
+
+
+# --- the legal moves, read from an observation ---------------------------------------------------
+_DEFAULTS = {f.name: f.default for f in fields(SpitConfig)}
+
+#: The ``SpitConfig`` fields the legal mask depends on beyond the observation, at the config's
+#: defaults: ``wrap_ranks`` (D1: which ranks are adjacent) and ``auto_flip`` (D5: whether FLIP is
+#: a move). They are :func:`observed_masks`' keyword arguments and the rule options a model that
+#: reads its mask from the observation keeps (``agents.ppo_model.SpitPolicy``,
+#: ``agents.rllib_modules.MaskedPPOModule``). Every other field either shows in the observation
+#: or leaves legality alone (``tests/test_observed_masks.py`` toggles each to check it).
+RULE_OPTIONS: dict[str, bool] = {name: _DEFAULTS[name] for name in ("auto_flip", "wrap_ranks")}
+
+
+def rule_options(config: SpitConfig | None = None) -> dict[str, bool]:
+    """The :data:`RULE_OPTIONS` of ``config`` (None: the defaults), as a new dict.
+
+    Raises:
+        ValueError: ``config`` is neither a SpitConfig nor None.
+    """
+    config = check_config(config)
+    return {name: getattr(config, name) for name in RULE_OPTIONS}
+
+
+def check_ranks(view) -> None:
+    """Refuse a decoded batch whose one-hot ranks (stock tops, centre tops) are not ranks 0-13.
+
+    Args:
+        view: an :class:`ObservationView` (or any object with its rank attributes).
+
+    Raises:
+        ValueError: a rank outside 0-13: the array is not a Spit environment's observations
+            (an all-ones row, say, decodes to rank 91).
+    """
+    for name in ("self_stock_top_rank", "opp_stock_top_rank", "centre_top_rank"):
+        ranks = getattr(view, name)
+        if ranks.size and not 0 <= ranks.min() <= ranks.max() <= 13:
+            raise ValueError("observations: their one-hot stock and centre ranks do not decode to "
+                             "ranks 0-13; the model needs a Spit environment's observations")
+
+
+def observed_masks(observations, auto_flip: bool = RULE_OPTIONS["auto_flip"],
+                   wrap_ranks: bool = RULE_OPTIONS["wrap_ranks"]) -> np.ndarray:
+    """The legal moves of the observing seat, read from its observations and the rule options.
+
+    Equal to the env's ``action_masks()`` (``spit_env.core.legal_action_mask``) for every
+    observation of a game played under ``auto_flip`` and ``wrap_ranks``, whatever the config's
+    other fields (:data:`RULE_OPTIONS`; tested on every config of the differential test). The
+    rule decisions it implements, as the core's mask does (docs/RULES.md, the mask table): a free
+    seat may WAIT, PLAY a face-up top onto a centre top adjacent to it (D1; only the piles that
+    exist, D4), FILL an empty place from a face-up top over at least one more card (D6), FLIP a
+    face-down top (D5, ``auto_flip`` off) in the play phase, and only SLAP in the slap phase
+    (D11); a busy seat (D7) and a finished game only WAIT.
+
+    Args:
+        observations: (B, D) float32, layout ``rules.OBSERVATION``.
+        auto_flip: the config's ``auto_flip`` (D5).
+        wrap_ranks: the config's ``wrap_ranks`` (D1).
+
+    Returns:
+        (B, 23) bool, a new array.
+
+    Raises:
+        ValueError: observations not (B, D), or whose one-hot ranks do not decode to ranks 0-13
+            (not a Spit environment's observations, :func:`check_ranks`).
+    """
+    obs = np.asarray(observations, dtype=np.float32)
+    if obs.ndim != 2 or obs.shape[1] != rules.OBS_DIM:
+        raise ValueError(f"observations must have shape (B, {rules.OBS_DIM}), got {obs.shape}")
+    view = read_observation(obs)
+    check_ranks(view)
+    b, n_stocks = len(obs), rules.N_STOCKS
+    rank, height = view.self_stock_top_rank, view.self_stock_height  # (B, S): rank 0 face down
+    # D1, D4: a missing centre pile has top rank 0, adjacent to nothing
+    play = rules.ADJACENT[bool(wrap_ranks)][rank[:, :, None], view.centre_top_rank[:, None, :]]
+    fill = (rank > 0) & (height >= 2) & (height == 0).any(axis=1, keepdims=True)  # D6
+    flip = view.self_stock_top_face_down & (not auto_flip)  # D5
+    free = ~view.self_busy  # D7
+    playing = (free & (view.phase == rules.PHASE_PLAY))[:, None]
+    slapping = free & (view.phase == rules.PHASE_SLAP)  # D11: the slap is compulsory
+    masks = np.zeros((b, rules.N_ACTIONS), bool)
+    masks[:, rules.WAIT] = ~slapping
+    masks[:, rules.PLAY_BASE:rules.FILL_BASE] = play.reshape(b, 2 * n_stocks) & playing
+    masks[:, rules.FILL_BASE:rules.FLIP_BASE] = fill & playing
+    masks[:, rules.FLIP_BASE:rules.SLAP_BASE] = flip & playing
+    masks[:, rules.SLAP_BASE:] = slapping[:, None]
+    return masks

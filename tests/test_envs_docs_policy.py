@@ -168,7 +168,7 @@ def test_every_bot_is_declared_as_an_entry_point_and_installed():
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
     ours = declared[policy.ENTRY_POINT_GROUP]
-    assert set(agents.BOTS) | {"ppo"} <= set(ours)
+    assert set(agents.BOTS) | {"network", "ppo"} <= set(ours)
     installed = {ep.name: ep.value for ep in importlib.metadata.entry_points(
         group=policy.ENTRY_POINT_GROUP)}
     stale = {k: v for k, v in ours.items() if installed.get(k) != v}

@@ -128,7 +128,7 @@ def test_expert_the_player_and_expert_the_latency_never_mix_up():
 # --- the reference move is the network's ----------------------------------------------------------
 def test_the_reference_is_the_networks_move():
     state, seat, keys = _mid_game()
-    network = agents.make("ppo")
+    network = agents.make("network")
     for rollout_policy in ("racer", NETWORK):
         bot = ExpertBot(rollouts=3, horizon_ms=1000, rollout_policy=rollout_policy)
         rows = np.arange(state.batch_size)
@@ -145,7 +145,7 @@ def test_with_no_deviation_allowed_the_expert_plays_the_network_game_for_game():
     ids = np.arange(4)
     expert = arena.Player("expert-1", "expert", None, dict(rollouts=1, horizon_ms=1000))
     searched = arena.run_games(expert, "racer", ids, config=SHORT, batch_size=4)
-    alone = arena.run_games("ppo", "racer", ids, config=SHORT, batch_size=4)
+    alone = arena.run_games("network", "racer", ids, config=SHORT, batch_size=4)
     for field in ("winner", "steps", "decisions", "clock_ms"):
         np.testing.assert_array_equal(searched[field], alone[field], err_msg=field)
     # and the search does deviate when it may (else the test above could not fail)

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import agents
+from agents.network import NetworkPolicy, load_model
 from agents.planner import Plan, PlannerBot
-from agents.ppo import PPOPolicy, load_model
 from experiments.expert.network import OPTIONS, new_network, value_targets
 from experiments.expert.positions import Positions, collect, make_env, split_rows
 from experiments.expert.targets import one_hot_targets, planner_targets, softmax_targets
@@ -64,7 +64,7 @@ def test_tiny_run_end_to_end(tmp_path):
         PPO_DEFAULTS.n_steps, PPO_DEFAULTS.batch_size, PPO_DEFAULTS.gamma, PPO_DEFAULTS.ent_coef)
     assert (Args().n_steps, Args().batch_size, Args().gamma) == (model.n_steps, model.batch_size,
                                                                  model.gamma)
-    policy = agents.make("ppo", path=str(out / "model.zip"))
+    policy = agents.make("network", path=str(out / "model.zip"))
     env = SpitVecEnv(num_envs=4, opponent="racer", seed=3)
     obs = env.reset()
     moves = policy(obs, env.action_masks(), env.learner_rng())
@@ -315,7 +315,7 @@ def test_no_teacher_move_is_dropped():
 
 def test_planner_labels_are_the_networks_positions():
     model = new_network([16], seed=1, learning_rate=1e-3)
-    net = PPOPolicy(model)
+    net = NetworkPolicy(model)
     planner = PlannerBot(rollouts=2, horizon_ms=300, reference=net)
     stats = {}
     env = make_env(8, 11, [("racer", 1)], net, _short_games())

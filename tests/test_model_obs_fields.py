@@ -31,11 +31,16 @@ def test_a_model_saved_before_obs_fields_reads_the_observation_of_its_time():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import PPOPolicy, model_input, observed_masks
+    from agents.network import NetworkPolicy, model_input
     from agents.ppo_model import LEGACY_OBS_FIELDS, TRACKED_OBS_FIELDS
     from spit_env import rules
+    from spit_env.observation import observed_masks, rule_options
 
     assert TRACKED_OBS_FIELDS == TRACKED
+    # the legacy fields are the 241-float observation's, in table order, and nothing else
+    assert sum(rules.OBS[n].size for n in LEGACY_OBS_FIELDS) == 241
+    assert [n for n in rules.OBS if n in LEGACY_OBS_FIELDS] == list(LEGACY_OBS_FIELDS)
+    assert not set(LEGACY_OBS_FIELDS) & set(TRACKED)
     model = MaskablePPO.load(OBS241_MODEL, device="cpu")
     assert model.observation_space.shape == (241,)  # the file as it was saved
     assert model.policy.obs_fields == LEGACY_OBS_FIELDS
@@ -43,7 +48,7 @@ def test_a_model_saved_before_obs_fields_reads_the_observation_of_its_time():
     obs = game_observations(64, seed=3)
     features = model.policy.features_extractor
     options = features.options
-    masks = observed_masks(obs, options["auto_flip"], options["wrap_ranks"])
+    masks = observed_masks(obs, **{k: options[k] for k in rule_options()})
     full, _ = model_input(obs, masks, options)
     old = obs[:, _legacy_columns()]
     assert old.shape == (64, 241)
@@ -53,7 +58,7 @@ def test_a_model_saved_before_obs_fields_reads_the_observation_of_its_time():
     np.testing.assert_array_equal(got, want)
     # the package's policy plays it on today's observation
     rng = np.random.default_rng(0)
-    moves = PPOPolicy(model)(obs, masks, rng)
+    moves = NetworkPolicy(model)(obs, masks, rng)
     assert masks[np.arange(64), moves].all()
 
 
@@ -61,7 +66,7 @@ def test_a_new_model_records_the_fields_it_reads(tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import PPOPolicy, input_size
+    from agents.network import NetworkPolicy, input_size
     from agents.ppo_model import new_model, observation_fields, save_model
     from spit_env import SpitVecEnv, rules
 
@@ -83,7 +88,7 @@ def test_a_new_model_records_the_fields_it_reads(tmp_path):
     a, _ = some.predict(obs, action_masks=masks, deterministic=True)
     b, _ = back.predict(obs, action_masks=masks, deterministic=True)
     assert (a == b).all()
-    assert (PPOPolicy(back)(obs, masks, np.random.default_rng(0)) == a).all()
+    assert (NetworkPolicy(back)(obs, masks, np.random.default_rng(0)) == a).all()
     # a field the model does not read changes nothing it does
     changed = obs.copy()
     for name in TRACKED:

@@ -23,7 +23,7 @@ pytest.importorskip("sb3_contrib")
 
 
 def _shipped():
-    from agents.ppo import shipped_model_path
+    from agents.network import shipped_model_path
 
     return shipped_model_path()
 
@@ -62,7 +62,7 @@ def test_a_fresh_process_loads_it_with_sb3_alone():
 
     code = ("from sb3_contrib import MaskablePPO\n"
             "from importlib import resources\n"
-            "m = MaskablePPO.load(str(resources.files('agents') / 'models' / 'ppo.zip'))\n"
+            "m = MaskablePPO.load(str(resources.files('agents') / 'models' / 'network.zip'))\n"
             "print(type(m.policy).__name__, ''.join(str(m.observation_space.shape).split()))\n")
     proc = subprocess.run([sys.executable, "-W", "error::DeprecationWarning:numpy", "-c", code],
                           capture_output=True, text=True, timeout=120)
@@ -82,7 +82,7 @@ def test_predict_and_evaluate_policy_on_a_plain_vecenv_and_on_spit_v0():
 
     torch.set_num_threads(1)
     model = MaskablePPO.load(_shipped(), device="cpu")
-    policy = agents.make("ppo")
+    policy = agents.make("network")
     venv = spit_env.SpitVecEnv(num_envs=8, opponent="greedy", seed=0,
                                config=spit_env.SpitConfig(max_game_ms=120_000))
     obs = venv.reset()

@@ -88,7 +88,7 @@ def test_training_notebook_runs_at_a_tiny_size(tmp_path, monkeypatch):
                  "winrate_by_rounds.png", "deal_outcomes.png"):
         assert (out / name).read_bytes()[:4] == b"\x89PNG", name
     played = json.loads((out / "shipped_vs_bots.json").read_text())
-    assert played["model"] == "ppo" and played["deals"] == 3
+    assert played["model"] == "network" and played["deals"] == 3
     assert set(played["results"]) == {"random", "greedy", "chain", "racer"}
     assert all(r["games"] == 6 for r in played["results"].values())
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code"

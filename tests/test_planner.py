@@ -419,7 +419,7 @@ def test_a_trained_network_can_play_the_rollouts():
     state = _mid_game(steps=30, batch=6)
     obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
     table = core.public_table(state, np.arange(state.batch_size), 0)
-    planner = PlannerBot(rollouts=2, horizon_ms=600, rollout_policy=agents.make("ppo"))
+    planner = PlannerBot(rollouts=2, horizon_ms=600, rollout_policy=agents.make("network"))
     plan = planner.plan(obs, masks, np.random.default_rng(0), table=table)
     assert masks[np.arange(state.batch_size), plan.actions].all()
     assert planner.last_stats["rollout_steps"] > 0

@@ -1,66 +1,18 @@
-"""The model format's pieces: the mask read from an observation, the policy's options, the file.
+"""The model format's pieces: the policy's options, the file.
 
-``agents.ppo.observed_masks`` must equal the core's mask on every observation of games of many
-configs (the model's input and its play without a given mask rest on it); ``SpitPolicy`` and
-``new_model`` refuse what they cannot honour; ``save_model`` refuses what only a version-bound
-pickle could store, writing nothing.
+``SpitPolicy`` and ``new_model`` refuse what they cannot honour and take the rule options the mask
+is read under from the env's config (the mask read from an observation itself:
+``test_observed_masks.py``); ``save_model`` refuses what only a version-bound pickle could store,
+writing nothing.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from spit_env import Latency, SpitConfig, core
+from spit_env import SpitConfig
 
 pytest.importorskip("sb3_contrib")
-
-CONFIGS = [SpitConfig(), SpitConfig(auto_flip=False), SpitConfig(wrap_ranks=False),
-           SpitConfig(auto_flip=False, wrap_ranks=False, observe_opponent_move=False),
-           SpitConfig(latency=Latency.fixed(120), scoring="points", target_points=20)]
-
-
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"flip{c.auto_flip}-wrap{c.wrap_ranks}")
-def test_the_mask_read_from_the_observation_is_the_cores(config):
-    from agents.ppo import observed_masks
-
-    rng = np.random.default_rng(0)
-    state = core.init(config, 96, seed=3)
-    seen = np.zeros(23, int)
-    phases = set()
-
-    def check():
-        masks = core.legal_action_mask(state)  # (B, 2, 23)
-        obs = core.observe(state)              # (B, 2, D)
-        for seat in (0, 1):
-            found = observed_masks(obs[:, seat], config.auto_flip, config.wrap_ranks)
-            assert (found == masks[:, seat]).all(), seat
-        seen[:] += masks.sum(axis=(0, 1))
-        phases.update(obs[:, :, 0:3].argmax(-1).ravel().tolist())
-        return masks
-
-    for t in range(700):
-        masks = check()
-        state, out = core.step(state, (rng.random(masks.shape) * masks).argmax(-1))
-        done = out.terminated | out.truncated
-        if done.any():
-            check()  # the finished games too (game over: WAIT only)
-            core.reset(state, done, np.arange(96) + 96 * (t + 1))
-    assert phases == {0, 1, 2}, "play, slap and game-over observations should all occur"
-    kinds = {"play": seen[1:11].sum(), "fill": seen[11:16].sum(), "slap": seen[21:].sum()}
-    assert min(kinds.values()) > 0, kinds
-    assert (seen[16:21].sum() > 0) == (not config.auto_flip)  # FLIP only without auto_flip
-
-
-def test_the_mask_reader_refuses_what_is_not_an_observation():
-    from agents.ppo import observed_masks
-    from spit_env.rules import OBS_DIM
-
-    with pytest.raises(ValueError, match="shape"):
-        observed_masks(np.zeros((3, OBS_DIM - 1), np.float32))
-    with pytest.raises(ValueError, match="Spit environment's"):
-        observed_masks(np.ones((3, OBS_DIM), np.float32))
-    assert observed_masks(np.zeros((0, OBS_DIM), np.float32)).shape == (0, 23)
 
 
 def test_policy_and_model_refuse_what_they_cannot_honour(tmp_path):

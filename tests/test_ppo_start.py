@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 
-from agents.ppo import input_options  # noqa: E402
+from agents.network import input_options  # noqa: E402
 from agents.ppo_model import new_model, save_model  # noqa: E402
 from experiments.cli.checks import ArgumentError  # noqa: E402
 from experiments.ppo.args import Args  # noqa: E402
@@ -212,7 +212,7 @@ def test_a_positive_pull_holds_the_policy_near_its_anchor():
 
 
 def test_with_pull_refuses_bad_values_and_the_anchor_is_not_saved(tmp_path):
-    from agents.ppo import load_model
+    from agents.network import load_model
 
     env = _env(num_envs=4)
     model = _model(env)

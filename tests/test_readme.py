@@ -42,8 +42,8 @@ CHECKS = {
     """),
     "sb3": ("MaskablePPO(", ("sb3_contrib",), """
         import numpy as np
-        from agents.ppo import PPOPolicy
-        assert model.num_timesteps >= 256 and isinstance(policy, PPOPolicy)
+        from agents.network import NetworkPolicy
+        assert model.num_timesteps >= 256 and isinstance(policy, NetworkPolicy)
         obs, masks = venv.reset(), venv.action_masks()
         actions = policy(obs, masks, np.random.default_rng(0))
         assert actions.shape == (venv.num_envs,) and masks[np.arange(venv.num_envs), actions].all()

@@ -185,7 +185,7 @@ def test_a_pairing_is_the_same_in_one_piece_in_chunks_and_beside_others():
 
 @pytest.mark.parametrize("fresh", [False, True])
 def test_a_trained_models_logits_are_the_same_bits_in_any_batch(fresh):
-    from agents.ppo import PPOPolicy, shipped_model_path
+    from agents.network import NetworkPolicy, shipped_model_path
     from agents.ppo_model import new_model
     from spit_env import core
     from spit_env.rules import OBS_DIM
@@ -196,8 +196,8 @@ def test_a_trained_models_logits_are_the_same_bits_in_any_batch(fresh):
         masks = core.legal_action_mask(state)
         core.step(state, np.argmax(np.where(masks, rng.random(masks.shape), -1), axis=2))
     obs = core.observe(state).reshape(-1, OBS_DIM)
-    policy = (PPOPolicy(new_model(SpitVecEnv(2), net_arch=(256, 256), seed=1)) if fresh
-              else PPOPolicy.load(shipped_model_path()))
+    policy = (NetworkPolicy(new_model(SpitVecEnv(2), net_arch=(256, 256), seed=1)) if fresh
+              else NetworkPolicy.load(shipped_model_path()))
     one = np.concatenate([policy.logits(obs[i:i + 1]) for i in range(40)])
     for n in (1, 2, 3, 5, 8, 13, 64, 600, 1200):
         for start in rng.integers(0, 40, 3):

@@ -1,6 +1,7 @@
-"""The PPO model shipped with the package: ``agents.make("ppo")`` without a path plays it, the
-environments and the tournament take it as "ppo", a wheel carries it, its published figures are
-of this very file, and ``experiments.ship_model`` writes such a file from a run's model."""
+"""The policy network shipped with the package: ``agents.make("network")`` (and ``"ppo"``, its
+older name) without a path plays it, the environments and the tournament take it by either name,
+a wheel carries it, its published figures are of this very file, and ``experiments.ship_model``
+writes such a file from a run's model."""
 
 from __future__ import annotations
 
@@ -22,23 +23,45 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results" / "ppo_shipped.json"
 
 
-def test_make_ppo_without_a_path_plays_the_shipped_model():
+@pytest.mark.parametrize("name", ["network", "ppo"])
+def test_the_player_without_a_path_plays_the_shipped_network(name):
     import agents
-    from agents.ppo import PPOPolicy, shipped_model_path
+    from agents.network import NetworkPolicy, PPOPolicy, shipped_model_path
     from spit_env.rules import N_ACTIONS
 
     path = shipped_model_path()
-    assert path == ROOT / "agents" / "models" / "ppo.zip"
+    assert path == ROOT / "agents" / "models" / "network.zip"
     assert path.stat().st_size < 400_000, "the shipped model should stay a small file"
-    policy = agents.make("ppo")
-    assert isinstance(policy, PPOPolicy) and policy.deterministic
+    policy = agents.make(name)
+    assert isinstance(policy, NetworkPolicy) and policy.deterministic and PPOPolicy is NetworkPolicy
     rng = np.random.default_rng(0)
     masks = rng.random((64, N_ACTIONS)) < 0.3
     masks[:, 0] = True
     actions = policy(game_observations(64), masks, rng)
     assert masks[np.arange(64), actions].all()
     with pytest.raises(ValueError, match="not both"):
-        agents.make("ppo", path=path, model=object())
+        agents.make(name, path=path, model=object())
+
+
+def test_network_and_its_older_name_play_the_same_moves():
+    import agents
+    from agents.arena import run_games
+    from spit_env import SpitConfig, SpitVecEnv
+
+    config = SpitConfig(max_game_ms=60_000)
+    network, ppo = agents.make("network"), agents.make("ppo")
+    env = SpitVecEnv(num_envs=16, opponent="racer", seed=4, config=config)
+    obs, rng = env.reset(), np.random.default_rng(0)
+    for _ in range(150):  # the same games: the network's moves, both asked at every step
+        masks = env.action_masks()
+        moves = network(obs, masks, rng)
+        assert (ppo(obs, masks, rng) == moves).all()
+        obs, _, _, _ = env.step(moves)
+    env.close()
+    one, two = (run_games(name, "racer", range(6), config=config, seed=5, batch_size=3)
+                for name in ("network", "ppo"))
+    for key, values in one.items():
+        np.testing.assert_array_equal(values, two[key], err_msg=key)
 
 
 def test_ppo_policy_runs_on_its_own_threads_and_restores_torch_s():
@@ -53,7 +76,7 @@ def test_ppo_policy_runs_on_its_own_threads_and_restores_torch_s():
     masks = np.ones((8, N_ACTIONS), bool)
     before = torch.get_num_threads()
     seen = []
-    policy = agents.make("ppo", threads=1)
+    policy = agents.make("network", threads=1)
     forward = policy._actor.forward
 
     def spy(x):
@@ -72,27 +95,28 @@ def test_ppo_policy_runs_on_its_own_threads_and_restores_torch_s():
         torch.set_num_threads(before)
     for bad in (0, 1.5, True):
         with pytest.raises(ValueError, match="threads"):
-            agents.make("ppo", threads=bad)
+            agents.make("network", threads=bad)
 
 
-def test_environments_and_tournament_take_ppo_by_name():
+def test_environments_and_tournament_take_the_network_by_either_name():
     from agents.arena import Player, play_pairing
     from spit_env import SpitConfig, SpitVecEnv
     from spit_env.policy import uniform_legal_actions
 
-    env = SpitVecEnv(num_envs=4, opponent="ppo@expert", seed=0)
+    env = SpitVecEnv(num_envs=4, opponent="network@expert", seed=0)
     env.reset()
     rng = np.random.default_rng(0)
     for _ in range(20):
         env.step(uniform_legal_actions(env.action_masks(), rng))
     env.close()
-    assert Player.parse("ppo").policy == "ppo"
-    res = play_pairing("ppo", "random", 2, config=SpitConfig(max_game_ms=120_000), seed=3)
-    assert res.games == 4 and res.wins_a + res.wins_b + res.draws == 4
+    assert Player.parse("ppo").policy == "ppo" and Player.parse("network").policy == "network"
+    for name in ("network", "ppo"):
+        res = play_pairing(name, "random", 2, config=SpitConfig(max_game_ms=120_000), seed=3)
+        assert res.games == 4 and res.wins_a + res.wins_b + res.draws == 4
 
 
 def test_published_figures_are_of_the_shipped_file():
-    from agents.ppo import shipped_model_path
+    from agents.network import shipped_model_path
 
     published = json.loads(RESULTS.read_text())
     digest = hashlib.sha256(shipped_model_path().read_bytes()).hexdigest()
@@ -131,14 +155,14 @@ def test_a_wheel_carries_the_shipped_model(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     (wheel,) = (tmp_path / "dist").glob("spit_env-*.whl")
     with zipfile.ZipFile(wheel) as z:
-        shipped = z.read("agents/models/ppo.zip")
-    assert shipped == (ROOT / "agents" / "models" / "ppo.zip").read_bytes()
+        shipped = z.read("agents/models/network.zip")
+    assert shipped == (ROOT / "agents" / "models" / "network.zip").read_bytes()
 
 
 def test_ship_model_writes_a_small_file_that_plays_the_same(tmp_path):
     import torch
 
-    from agents.ppo import PPOPolicy, load_model
+    from agents.network import NetworkPolicy, load_model
     from agents.ppo_model import PORTABLE_MODULES, new_model, pickled_names
     from experiments.ppo.envs import make_training_env
     from experiments.ship_model import main
@@ -170,7 +194,7 @@ def test_ship_model_writes_a_small_file_that_plays_the_same(tmp_path):
     obs = game_observations(256, seed=1)
     masks = rng.random((256, 23)) < 0.4
     masks[:, 0] = True
-    same = PPOPolicy(model)(obs, masks, rng) == PPOPolicy(small)(obs, masks, rng)
+    same = NetworkPolicy(model)(obs, masks, rng) == NetworkPolicy(small)(obs, masks, rng)
     assert same.mean() > 0.95
     assert main([str(tmp_path / "missing.zip"), "--out", str(tmp_path / "x.zip")]) == 2
 
@@ -180,7 +204,7 @@ def _legacy_model(tmp_path, options):
     MlpPolicy on model_input's (D + 23 + 40,) floats, the options in ``spit_options``."""
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import input_size
+    from agents.network import input_size
     from experiments.sb3_ceiling import ReplayVecEnv
 
     k = input_size(options)
@@ -204,7 +228,7 @@ def test_ship_model_converts_the_older_format_to_the_same_moves(tmp_path, option
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import LegacyModelError, PPOPolicy, load_model, model_input
+    from agents.network import LegacyModelError, NetworkPolicy, load_model, model_input
     from experiments.ship_model import main
     from spit_env import SpitVecEnv
 
@@ -213,7 +237,7 @@ def test_ship_model_converts_the_older_format_to_the_same_moves(tmp_path, option
     with pytest.raises(LegacyModelError, match="ship_model"):
         load_model(tmp_path / "legacy.zip")
     with pytest.raises(LegacyModelError, match="ship_model"):
-        PPOPolicy(legacy)
+        NetworkPolicy(legacy)
     assert main([str(tmp_path / "legacy.zip"), "--out", str(tmp_path / "new.zip"),
                  "--no-half"]) == 0
     new = MaskablePPO.load(tmp_path / "new.zip", device="cpu")

@@ -171,11 +171,11 @@ def test_every_model_file_of_a_run_is_portable(run_dir):
             assert data["policy_kwargs"]["racer_features"] is True
             # the last rollout's observations are left out: a resumed run resets its games
             assert "_last_obs" not in data and "ep_info_buffer" not in data
-    import agents.ppo as ppo
+    import agents.network as network
 
     # model.zip is what --resume continues from: it keeps Adam's state (a checkpoint taken in
     # the first rollout, before any update, has none to keep)
-    model = ppo.load_model(files[0])
+    model = network.load_model(files[0])
     assert model.policy.optimizer.state_dict()["state"], "the run's model lost Adam's state"
 
 
@@ -227,7 +227,7 @@ def test_log_file_gets_progress_lines_and_the_best_model_is_kept(tmp_path):
         rates = [h["results"][name]["win_rate"] for name in ("random", "greedy")]
         assert h["score"] == pytest.approx(np.mean(rates))
     # model.zip is the best model (one copy: no best_model.zip beside it); the last one is kept
-    from agents.ppo import load_model
+    from agents.network import load_model
 
     assert not (tmp_path / "best_model.zip").exists()
     kept_model, last = (load_model(tmp_path / n) for n in ("model.zip", "last_model.zip"))
@@ -303,7 +303,7 @@ def test_the_model_reads_the_plain_observation_and_computes_its_input():
     import torch
     from sb3_contrib.common.maskable.utils import get_action_masks
 
-    from agents.ppo import mask_idle_wait
+    from agents.network import mask_idle_wait
     from spit_env.policy import uniform_legal_actions
     from spit_env.rules import OBS_DIM
 
@@ -337,7 +337,7 @@ def test_racer_features_are_the_racers_reading():
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     from agents.heuristics import RacerBot
-    from agents.ppo import RACER_FEATURES, mask_idle_wait, racer_features
+    from agents.network import RACER_FEATURES, mask_idle_wait, racer_features
     from spit_env.rules import ACTION_KIND, KIND_PLAY, OBS_DIM, PLAY_BASE
 
     _, _, env = _training_env(32, 5, "racer")
@@ -368,7 +368,7 @@ def test_racer_features_are_the_racers_reading():
 
 
 def test_racer_features_refuse_bad_input():
-    from agents.ppo import RACER_FEATURES, PPOPolicy, racer_features
+    from agents.network import RACER_FEATURES, NetworkPolicy, racer_features
 
     obs = game_observations(4)
     masks = np.ones((4, 23), bool)
@@ -384,15 +384,15 @@ def test_racer_features_refuse_bad_input():
     _, _, env = _training_env(4, 0, "greedy")
     model = _model(env, obs_mask=False)
     rng = np.random.default_rng(0)
-    assert (PPOPolicy(model)(obs, masks, rng) == PPOPolicy(model.policy)(obs, masks, rng)).all()
-    assert PPOPolicy(model.policy).logits(obs[:0]).shape == (0, 23)
-    assert PPOPolicy(model).options["obs_mask"] is False
+    assert (NetworkPolicy(model)(obs, masks, rng) == NetworkPolicy(model.policy)(obs, masks, rng)).all()
+    assert NetworkPolicy(model.policy).logits(obs[:0]).shape == (0, 23)
+    assert NetworkPolicy(model).options["obs_mask"] is False
     env.close()
 
 
 def test_model_without_racer_features_plays(tmp_path):
     from agents.arena import Player, play_pairing
-    from agents.ppo import input_size
+    from agents.network import input_size
     from spit_env import SpitConfig
     from spit_env.policy import make_policy
     from spit_env.rules import OBS_DIM
@@ -419,7 +419,7 @@ def test_behaviour_cloning_fits_the_teacher():
     from spit_env.policy import make_policy
 
     torch.set_num_threads(1)
-    from agents.ppo import input_options
+    from agents.network import input_options
     from agents.ppo_model import new_model
 
     _, _, env = _training_env(16, 1, "random")

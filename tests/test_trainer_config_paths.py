@@ -118,7 +118,7 @@ def test_ppo_training_env_gets_the_flags(ppo_run):
     kwargs, env = _ppo_env(recorder, True, args)
     _assert_training_settings(kwargs, env, args)
     # the model reads its mask under the rules of the games it trains in
-    from agents.ppo import load_model
+    from agents.network import load_model
 
     options = load_model(args.out / "model.zip").policy.spit_options
     assert (options["auto_flip"], options["wrap_ranks"]) == (env.config.auto_flip,
@@ -138,7 +138,7 @@ def test_ppo_warm_start_games_get_the_training_flags(ppo_run):
 
 
 def test_ppo_self_play_pool_plays_in_the_training_games(ppo_run):
-    from agents.ppo import PPOPolicy
+    from agents.network import PPOPolicy
 
     args, recorder, _ = ppo_run
     _, training = _ppo_env(recorder, True, args)
@@ -204,7 +204,7 @@ def test_expert_network_reads_the_rules_of_its_games(expert_run):
     out, recorder = expert_run
     built = [env for kw, env in recorder.envs if "seed" not in kw]  # new_network's
     assert len(built) == 1 and built[0].config == _game_config()
-    from agents.ppo import load_model
+    from agents.network import load_model
 
     options = load_model(out / "model.zip").policy.spit_options
     assert (options["auto_flip"], options["wrap_ranks"]) == (_game_config().auto_flip,

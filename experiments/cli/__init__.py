@@ -49,11 +49,16 @@ def player_names() -> list[str]:
 
 
 def player_help() -> str:
-    """The registry's player names for a help text: "chain, greedy, ...; ppo: the shipped ..."."""
+    """The registry's player names for a help text: "chain, greedy, ...; network: the ..."."""
     names = player_names()
-    note = "; ppo: the trained model shipped with the package" if "ppo" in names else ""
+    note = ""
+    if "network" in names:
+        note += ("; network: the policy network shipped with the package, trained by expert "
+                 "iteration")
+        if "ppo" in names:
+            note += " (ppo: its older name)"
     if "expert" in names:
-        note += "; expert: that model with search at play time"
+        note += "; expert: that network with search at play time"
     return ", ".join(names) + note
 
 
@@ -135,7 +140,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def _plain(text: str) -> str:
-    # the docstrings' reST literals (``agents/models/ppo.zip``) read as plain text in a terminal
+    # the docstrings' reST literals (``agents/models/network.zip``) read as plain text in a terminal
     return text.replace("``", "")
 
 

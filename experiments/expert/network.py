@@ -4,7 +4,7 @@ The network is a MaskablePPO model of ``agents.ppo_model`` (:func:`new_network`)
 observation, the legal mask and the racer's reading of each play (``obs_mask``,
 ``racer_features``), and chooses among every legal move (``mask_wait`` off, so a teacher's WAIT
 on purpose is a move it can make: no label is dropped). The file it is saved to
-(``agents.ppo_model.save_model``) plays as ``agents.make("ppo", path=...)`` and is a model
+(``agents.ppo_model.save_model``) plays as ``agents.make("network", path=...)`` and is a model
 ``experiments.train_ppo`` can go on training.
 
 :func:`fit` fits both heads at once: the actor by cross-entropy to the soft targets over the legal
@@ -26,7 +26,7 @@ from spit_env.envs.vec import SpitVecEnv
 
 __all__ = ["OPTIONS", "VALUE_TARGETS", "new_network", "value_targets", "fit", "scores"]
 
-#: The network's input options (``agents.ppo.INPUT_OPTIONS``): every legal move playable.
+#: The network's input options (``agents.network.INPUT_OPTIONS``): every legal move playable.
 OPTIONS = {"mask_wait": False, "obs_mask": True, "racer_features": True}
 #: The value targets :func:`value_targets` knows.
 VALUE_TARGETS = ("outcome", "plan", "mean")

@@ -77,8 +77,8 @@ def _write_json(path: Path, value) -> None:
 
 def _learner(args: Args, k: int, out: Path):
     """(model, learner policy, teach, teacher label, planner stats) of round ``k``."""
+    from agents.network import PPOPolicy, load_model
     from agents.planner import PlannerBot
-    from agents.ppo import PPOPolicy, load_model
     from spit_env.policy import make_policy
 
     if k == 0:
@@ -102,7 +102,7 @@ def _evaluate(args: Args, path: Path, k: int, show: bool) -> tuple[dict, float]:
     from agents.arena import Player, play_pairings
 
     t = time.perf_counter()
-    me = Player(f"round {k}", "ppo", None, {"path": str(path)})
+    me = Player(f"round {k}", "network", None, {"path": str(path)})
     games = 2 * args.eval_deals * len(args.eval_list)
     with Progress(games, f"round {k}: evaluation", unit="games", enabled=show) as progress:
         res = play_pairings([(me, o) for o in args.eval_list], args.eval_deals,

@@ -92,22 +92,22 @@ class Args:
     WAITs on purpose in about 16% of its decisions that have a choice, and the model must be able
     to make every move it imitates, so --mask-wait with a behaviour-cloning warm start
     (--bc-steps > 0) is refused. Saved with the model (the mask in its input is the one after
-    this rule): agents.make("ppo") applies the same rule when it plays; with --resume the
+    this rule): agents.make("network") applies the same rule when it plays; with --resume the
     checkpoint's rule stays, and --init-model's file must have this one."""
     obs_mask: bool = True
     """Append the learner's legal-move mask (23 floats, after --mask-wait) to the observation,
     so the network sees legality directly instead of inferring it from the one-hot ranks
-    (observation length D + 23). Saved with the model: agents.ppo.PPOPolicy appends it too."""
+    (observation length D + 23). Saved with the model: agents.network.PPOPolicy appends it too."""
     racer_features: bool = True
     """Append the racer bot's reading of each legal play to the network's input, after the mask
     (40 floats: its follow and denial counts, score and doom per play, 0 for forbidden plays;
-    agents.ppo.racer_features), so the network starts from the heuristic's analysis instead of
+    agents.network.racer_features), so the network starts from the heuristic's analysis instead of
     learning it from the one-hot ranks (input length D + 23 + 40 with --obs-mask). Saved with
     the model, like --obs-mask."""
     obs_leave_out: tuple[str, ...] = ()
     """Observation fields the network does not read (names of spit_env.rules.OBSERVATION), to
     measure what a field adds, e.g. unseen_rank, self_idle, opp_idle, centre_rank_count (what a
-    strong player tracks). Saved with the model (its obs_fields): agents.make("ppo") reads the
+    strong player tracks). Saved with the model (its obs_fields): agents.make("network") reads the
     same fields. With --resume the checkpoint's fields stay."""
     bc_steps: int = 1500
     """Behaviour-cloning warm start: gradient steps of masked cross-entropy that fit the actor

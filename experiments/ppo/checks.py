@@ -79,7 +79,7 @@ def _member(item: str, spec: str, what: str) -> tuple[str, float]:
     except ValueError as err:
         raise ArgumentError(f"{what}: {err}") from None
     known = registered_policies()
-    if base not in known:  # "ppo" is the shipped model (agents.make("ppo"))
+    if base not in known:  # "network" (or "ppo") is the shipped network
         raise ArgumentError(f"{what}: unknown opponent {base!r} in {spec!r}"
                             f"{did_you_mean(base, known)}; known policies: {known}")
     return name, w
@@ -217,7 +217,7 @@ def check_model_file(args: Args, path, name: str) -> None:
         ArgumentError: naming ``name`` (the flag that gives the file), the differing setting
             and the flag that sets it.
     """
-    from agents.ppo import input_options, load_model
+    from agents.network import input_options, load_model
     from agents.ppo_model import observation_fields
 
     check_model_zip(name, path)

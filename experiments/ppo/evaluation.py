@@ -42,7 +42,7 @@ def _player(model) -> Player | str:
     """The evaluated player: a model (deterministic), or a player as given."""
     if isinstance(model, (str, Player)):
         return model
-    return Player("ppo", "ppo", None, {"model": model, "deterministic": True})
+    return Player("ppo", "network", None, {"model": model, "deterministic": True})
 
 
 def play_evaluation(pairings, deals: int, *, latency: str = "club", seed: int = 2024,
@@ -109,7 +109,7 @@ def evaluate(model, opponents, deals: int, **kwargs) -> dict[str, dict]:
     max_game_ms, batch_size, desc, show_progress, stream, runner).
 
     Args:
-        model: a MaskablePPO model (its input options apply, ``agents.ppo.PPOPolicy``), or a
+        model: a MaskablePPO model (its input options apply, ``agents.network.PPOPolicy``), or a
             player (an ``agents.arena.Player`` or its spec: a bot, an RLlib checkpoint).
         opponents: names or profiles.
         deals: duplicate deals per opponent.

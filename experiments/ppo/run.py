@@ -35,7 +35,7 @@ import torch
 from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.ppo import PPOPolicy, input_options, load_model
+from agents.network import PPOPolicy, input_options, load_model
 from agents.ppo_model import new_model, observation_fields, save_model
 from experiments.ppo.args import Args, cloning, default_out
 from experiments.ppo.checks import validate

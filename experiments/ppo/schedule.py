@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 
-from agents.ppo import PPOPolicy
+from agents.network import PPOPolicy
 from agents.ppo_model import save_model
 from experiments.ppo.envs import OpponentGroups, split_groups
 
@@ -47,7 +47,7 @@ class OpponentSchedule:
     Stages switch at fixed fractions of ``total_timesteps`` (``curriculum_switch``, default equal
     parts) or, with ``curriculum_threshold``, as soon as the evaluation win rate against the
     current stage (its members weighted) reaches it. With ``self_play_every`` a frozen copy of
-    the model (a sampling :class:`agents.ppo.PPOPolicy`) joins a pool of the newest
+    the model (a sampling :class:`agents.network.PPOPolicy`) joins a pool of the newest
     ``self_play_pool`` snapshots, which then takes ``1 - self_play_bot_weight`` of the row groups
     (newest first); the stage's members share the rest by weight.
 

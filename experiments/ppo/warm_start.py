@@ -14,7 +14,7 @@ import numpy as np
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.ppo import playing_masks
+from agents.network import playing_masks
 from spit_env.policy import call_policy, reads_public_table
 
 __all__ = ["TeacherData", "collect_teacher_data", "behaviour_clone", "fit_critic",
@@ -105,7 +105,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
 
     ``env`` is a training env (``experiments.ppo.envs.make_training_env``): the recorded
     observations are what the model reads, the masks the moves it chooses among (the env's
-    legal moves after its ``mask_wait``, ``agents.ppo.playing_masks``). A teacher move those
+    legal moves after its ``mask_wait``, ``agents.network.playing_masks``). A teacher move those
     masks forbid (a bot may WAIT on purpose where ``mask_wait`` does not let the model) cannot
     be imitated: by default it is an error, so that no teacher move is left out unseen; with
     ``on_forbidden="skip"`` it is played, counted (``TeacherData.forbidden``) and not recorded.
@@ -118,7 +118,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
         teacher: a Policy (one that plans on the public table, like ``planner``, gets the
             learners' tables from ``env.public_table()``).
         samples: at least this many decisions are recorded.
-        options: the model's options (``agents.ppo.input_options``).
+        options: the model's options (``agents.network.input_options``).
         progress: called with the count of decisions each step records (a
             ``spit_env.progress.Progress``), or None.
         gamma: the discount per decision of the returns (PPO's gamma), in (0, 1].
