@@ -22,7 +22,8 @@
 
 No script imports another. The scripts' library pieces live in sub-folders: ``ppo/`` (the PPO
 scripts' arguments, environments, schedule, evaluation, warm start and progress), ``expert/``
-(expert iteration's positions, teachers, targets, network and rounds), ``realtime/``
-(the terminal game's engine and app) and ``cluster/`` (Ray connection and tasks); the games
-between policies are the match library's (``agents.arena``).
+(expert iteration's positions, teachers, targets, network and rounds), ``rllib/`` (RLlib PPO's
+arguments, algorithm config, metrics and run), ``realtime/`` (the terminal game's engine and
+app) and ``cluster/`` (Ray connection and tasks); the games between policies are the match
+library's (``agents.arena``).
 """
