@@ -242,6 +242,55 @@ def test_the_bot_mode_env_seats_the_learner_by_the_game_alone():
     assert {map_self_play(f"player_{s}", Episode()) for s in (0, 1)} == {LEARNER}
 
 
+def _runner_env_configs(config):
+    """(The games' configs of the envs an env runner builds from ``config``, its module)."""
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+    from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+
+    runner = (MultiAgentEnvRunner if config.is_multi_agent else SingleAgentEnvRunner)(
+        config=config)
+    try:
+        if config.is_multi_agent:  # RLlib's vector of SpitMultiAgentEnv objects
+            return [env.unwrapped.par_env.config for env in runner.env.envs], runner.module
+        return [runner.env.unwrapped.config], runner.module
+    finally:
+        runner.stop()
+
+
+@pytest.mark.parametrize(("mode", "vector_env"),
+                         [("bot", True), ("bot", False), ("self-play", True)],
+                         ids=["vector", "pettingzoo-bot", "self-play"])
+def test_every_env_path_plays_the_runs_config(mode, vector_env):
+    from experiments.rllib.args import Args
+    from experiments.rllib.config import build_config
+    from spit_env import SpitConfig
+
+    # no field at its default that the envs would play differently
+    game = SpitConfig(latency="expert", max_game_ms=12_345, illegal_action="raise",
+                      wrap_ranks=False, max_rounds=7, stall_timeout_ms=None)
+    args = Args(mode=mode, vector_env=vector_env, latency="expert", num_env_runners=0,
+                num_envs_per_runner=2, hiddens=(8,))
+    # (RLlib's own env check steps random moves, which illegal_action="raise" refuses)
+    config = build_config(args, game).environment(disable_env_checking=True)
+    configs, module = _runner_env_configs(config)
+    # one vector env of both games, or one PettingZoo env object per game
+    assert len(configs) == (1 if mode == "bot" and vector_env else 2)
+    assert all(c == game for c in configs), configs
+    learner = module if not hasattr(module, "keys") else module["learner"]
+    assert learner.spit_options["wrap_ranks"] is False  # the module reads the rules it plays
+    if mode == "bot" and not vector_env:
+        assert module["bot"].model_config["latency"] == game.latency[0]
+
+
+def test_the_bot_mode_refuses_seats_of_two_latencies():
+    from experiments.rllib.args import Args
+    from experiments.rllib.config import build_config
+    from spit_env import SpitConfig
+
+    with pytest.raises(ValueError, match="both seats need one latency"):
+        build_config(Args(vector_env=False), SpitConfig(latency=("expert", "club")))
+
+
 # --- training with RLlib, then the checkpoint as a bot --------------------------------------------
 @pytest.fixture(scope="module")
 def bot_run(tmp_path_factory) -> Path:

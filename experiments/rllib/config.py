@@ -1,5 +1,8 @@
 """The RLlib algorithm of a run: its ``PPOConfig`` (:func:`build_config`) and the algorithm.
 
+Every path of ``--mode`` gets the run's whole ``SpitConfig`` in its ``env_config`` (the vector
+env of ``Spit-v0``, and the PettingZoo env of the bot and self-play modes), the same config the
+module's rule options are read from, so the env runners play the rules the module was built for.
 Every name the config holds is importable (no ``register_env``): a checkpoint restores in a
 fresh process with ``Algorithm.from_checkpoint`` alone.
 """
@@ -29,11 +32,13 @@ def build_config(args, spit_config):
 
     Args:
         args: the run's ``experiments.rllib.args.Args``.
-        spit_config: the games' ``SpitConfig``; the module's rule options (``auto_flip``,
-            ``wrap_ranks``) are read from it.
+        spit_config: the games' ``SpitConfig``; every env path gets it whole (``env_config``
+            ``{"config": ...}``), and the module's rule options (``auto_flip``,
+            ``wrap_ranks``) and the PettingZoo bot's latency are read from it.
 
     Raises:
         RayMissingError: Ray is not installed.
+        ValueError: ``--mode bot`` on the PettingZoo path with seats of different latencies.
     """
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -84,12 +89,16 @@ def _multi_agent(config, args, spit_config, model):
                                    action_space=act_space, model_config=model)}
     bot_mode = args.mode == "bot"
     if bot_mode:
+        if spit_config.latency[0] != spit_config.latency[1]:  # the bot plays either seat
+            raise ValueError("spit_config: the bot mode seats the bot in either seat, so both "
+                             f"seats need one latency, got {spit_config.latency}")
         specs[BOT] = RLModuleSpec(
             module_class=BotModule, observation_space=obs_space, action_space=act_space,
-            model_config={"bot": args.opponent, "latency": args.latency, "seed": args.seed})
+            model_config={"bot": args.opponent, "latency": spit_config.latency[0],
+                          "seed": args.seed})
     # bot mode: the agents are the roles, the learner's seat drawn per game by the env
     return (
-        config.environment(SpitMultiAgentEnv, env_config={"latency": args.latency,
+        config.environment(SpitMultiAgentEnv, env_config={"config": spit_config,
                                                           "roles": bot_mode})
         .multi_agent(policies=set(specs),
                      policy_mapping_fn=map_learner_vs_bot if bot_mode else map_self_play,
