@@ -36,7 +36,8 @@ the speed and the final evaluation), rewritten after every iteration. The traine
 anywhere a bot does: ``agents.make("rllib", path="<out>/checkpoint")``, or the folder's path in
 ``python -m experiments.tournament --players <out>/checkpoint,greedy``. The final evaluation plays
 it against each ``--eval-opponents`` bot on ``--eval-games`` duplicate deals (the match library's
-pairings, ``agents.arena``, as Ray tasks), with 95% Wilson intervals.
+pairings, ``agents.arena``, as Ray tasks), with 95% Wilson intervals. The whole algorithm restores
+to train on with ``agents.rllib.restore_algorithm("<out>/checkpoint")``.
 
 The run, phase by phase, and its pieces: ``experiments/rllib/`` (``run.py``).
 

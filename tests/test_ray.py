@@ -379,21 +379,21 @@ def test_loader_names_what_is_wrong(bot_run, tmp_path):
         make("rllib")
 
 
-#: Run in a new process: restore algorithm checkpoints with nothing registered (``spit_env``
-#: imported first, as the docs say), give the learner's logits and train one more iteration.
+#: Run in a new process: restore algorithm checkpoints with nothing registered
+#: (``agents.rllib.restore_algorithm``), give the learner's logits and train one more iteration.
 RESTORE_ALGORITHM = """
 import json, os, sys
 import numpy as np
 import spit_env
 import ray
-from ray.rllib.algorithms.algorithm import Algorithm
+from agents.rllib import restore_algorithm
 import torch
 
 ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
          logging_level="ERROR")
 out = {}
 for path in sys.argv[2:]:
-    algo = Algorithm.from_checkpoint(path)
+    algo = restore_algorithm(path)
     module = algo.get_module("learner") or algo.get_module("default_policy")
     env = spit_env.SpitVecEnv(num_envs=6, opponent="greedy", seed=9)
     obs, masks = env.reset(), env.action_masks()
@@ -461,6 +461,63 @@ def test_self_play_trains_one_shared_policy(tmp_path):
     assert metrics["final"] is None
     modules = tmp_path / "checkpoint" / "learner_group" / "learner" / "rl_module"
     assert {p.name for p in modules.iterdir() if p.is_dir()} == {"learner"}
+
+
+#: Run in a new process: restore algorithm checkpoints, then compare every remote env runner's
+#: module weights with the learner's (the largest difference per module).
+RESTORE_RUNNERS = """
+import json, sys
+import numpy as np
+import ray
+from agents.rllib import restore_algorithm
+
+ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+         logging_level="ERROR")
+out = {}
+for path in sys.argv[2:]:
+    algo = restore_algorithm(path)
+    learner = algo.learner_group.get_state(components="learner/rl_module",
+                                           inference_only=True)["learner"]["rl_module"]
+    runners = algo.env_runner_group.foreach_env_runner(
+        lambda r: r.module.get_state(inference_only=True), local_env_runner=False)
+    diffs = {}
+    for i, state in enumerate(runners):
+        for mid, weights in learner.items():
+            if weights:  # the bot module has none
+                theirs = state.get(mid, state)  # a single-agent runner's state is its module's
+                diffs[f"{i}/{mid}"] = max(float(np.abs(np.asarray(w) - np.asarray(theirs[k])).max())
+                                          for k, w in weights.items())
+    out[path] = diffs
+    algo.stop()
+ray.shutdown()
+json.dump(out, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def self_play_run(tmp_path_factory) -> Path:
+    """A self-play run (multi-agent) of two remote env runners."""
+    out = tmp_path_factory.mktemp("rllib_self_play")
+    proc = _run("experiments.train_rllib", "--mode", "self-play", "--iterations", "2",
+                "--num-env-runners", "2", "--num-cpus", "2", "--eval-games", "0",
+                "--checkpoint-every", "0", "--out", str(out), *TINY)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return out
+
+
+def test_a_restored_run_samples_with_the_learners_weights(bot_run, self_play_run, tmp_path):
+    out = tmp_path / "runners.json"
+    env = dict(_env(), RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")  # Ray stays on 127.0.0.1
+    runs = [str(self_play_run), str(bot_run)]  # multi-agent (2 runners), single-agent (1)
+    proc = subprocess.run([sys.executable, "-c", RESTORE_RUNNERS, str(out), *runs],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    diffs = json.loads(out.read_text())
+    assert sorted(diffs[runs[0]]) == ["0/learner", "1/learner"]
+    assert sorted(diffs[runs[1]]) == ["0/default_policy"]
+    for run in runs:
+        assert all(d == 0 for d in diffs[run].values()), \
+            f"an env runner holds other weights than the learner after the restore: {diffs}"
 
 
 @pytest.mark.parametrize(

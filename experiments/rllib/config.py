@@ -4,7 +4,7 @@ Every path of ``--mode`` gets the run's whole ``SpitConfig`` in its ``env_config
 env of ``Spit-v0``, and the PettingZoo env of the bot and self-play modes), the same config the
 module's rule options are read from, so the env runners play the rules the module was built for.
 Every name the config holds is importable (no ``register_env``): a checkpoint restores in a
-fresh process with ``Algorithm.from_checkpoint`` alone.
+fresh process with nothing registered first (``agents.rllib.restore_algorithm``).
 """
 
 from __future__ import annotations
