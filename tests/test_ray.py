@@ -538,6 +538,25 @@ def test_bad_argument_fails_naming_it(args, named, tmp_path):
 
 
 # --- the tournament on Ray ---------------------------------------------------------------------
+def test_the_ray_session_leaves_the_callers_random_state_as_it_found_it():
+    import random
+
+    from experiments.cluster.connect import ray_session
+
+    random.seed(12)
+    expected = [random.random() for _ in range(6)]
+    random.seed(12)
+    numpy_state = np.random.get_state()  # noqa: NPY002 - the legacy global state is the point
+    got = [random.random()]
+    with ray_session(None, num_cpus=1):
+        got += [random.random() for _ in range(4)]
+    got.append(random.random())
+    assert got == expected, "Ray's start or shutdown moved the caller's global random state"
+    after = np.random.get_state()  # noqa: NPY002
+    assert after[0] == numpy_state[0] and np.array_equal(after[1], numpy_state[1]) \
+        and after[2:] == numpy_state[2:]
+
+
 def test_ray_tournament_equals_the_local_one():
     from experiments.cluster.connect import ray_session
     from experiments.cluster.tasks import run_jobs_on_ray
