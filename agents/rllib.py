@@ -15,6 +15,12 @@ imported only when a policy loads; the RLModule classes live in :mod:`agents.rll
 Inference runs the module's ``forward_inference`` (torch, CPU, no gradients) on the batch; the
 legal mask (after the module's ``mask_wait`` option) is applied again in NumPy and a stochastic
 policy draws with the ``rng`` it is given, so games stay reproducible from their seeds.
+
+A whole algorithm (to train on) restores with :func:`restore_algorithm`: RLlib's
+``Algorithm.from_checkpoint``, then the learner's module weights given to every remote env
+runner and waited for (:func:`sync_env_runner_weights`). RLlib's own restore sends them without
+waiting and drops a request to a runner that still has two in flight, so in a fresh process a
+runner may keep the weights it was built with, and the first iterations would sample with them.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ __all__ = [
     "is_rllib_checkpoint",
     "make_rllib",
     "require_ray",
+    "restore_algorithm",
+    "sync_env_runner_weights",
 ]
 
 #: The one-line message when Ray is not installed.
@@ -249,3 +257,52 @@ def make_rllib(path=None, module=None, module_id: str | None = None,
     return RLlibPolicy(module, deterministic=deterministic)
 
 
+def restore_algorithm(path):
+    """An RLlib algorithm from its checkpoint, every env runner holding the learner's weights.
+
+    ``Algorithm.from_checkpoint`` (nothing to register first: the config names importable
+    classes), then :func:`sync_env_runner_weights`. Start Ray first
+    (``experiments.cluster.connect.ray_session``), or RLlib starts a default local one.
+
+    Args:
+        path: an algorithm checkpoint (``Algorithm.save_to_path``) or a training run's folder
+            (its ``checkpoint/``).
+
+    Returns:
+        the ``ray.rllib.algorithms.algorithm.Algorithm``, ready to ``train()`` on.
+
+    Raises:
+        RayMissingError: Ray is not installed.
+        ValueError: ``path`` holds no algorithm checkpoint.
+    """
+    require_ray()
+    from ray.rllib.algorithms.algorithm import Algorithm
+
+    path = Path(path)
+    root = next((p for p in (path, path / "checkpoint")
+                 if (p / "rllib_checkpoint.json").is_file()), None)
+    if root is None:
+        raise ValueError(f"path: {str(path)!r} is not an RLlib algorithm checkpoint (no "
+                         "rllib_checkpoint.json in it or in its checkpoint/ folder)")
+    algo = Algorithm.from_checkpoint(str(root.resolve()))
+    sync_env_runner_weights(algo)
+    return algo
+
+
+def sync_env_runner_weights(algo) -> None:
+    """Set the learner's module weights in every remote env runner of ``algo``, and wait.
+
+    The weights go without their sequence number, so each runner takes them whatever number it
+    holds; the call returns once every healthy runner has them. Without remote runners (the
+    env runner in this process: RLlib's restore sets it directly) there is nothing to do.
+    """
+    group = algo.env_runner_group
+    if group is None or group.num_remote_env_runners() == 0:
+        return
+    import ray
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
+
+    part = f"{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}"
+    state = algo.learner_group.get_state(components=part, inference_only=True)
+    weights = ray.put({COMPONENT_RL_MODULE: state[COMPONENT_LEARNER][COMPONENT_RL_MODULE]})
+    group.foreach_env_runner("set_state", kwargs={"state": weights}, local_env_runner=False)

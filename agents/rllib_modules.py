@@ -1,7 +1,7 @@
 """RLlib pieces for Spit (the new API stack): the masked PPO learner, a heuristic bot, the env.
 
 Importing this module imports Ray and torch (the ``scale`` extra); :mod:`agents.rllib` imports it
-only when a policy loads, and ``experiments/train_rllib.py`` when it builds the algorithm.
+only when a policy loads, and ``experiments/rllib/config.py`` when it builds the algorithm.
 
 Everything an algorithm's config names lives here or in ``spit_env`` (the module classes, the
 environment class :class:`SpitMultiAgentEnv`, the policy mappings), importable by name, and

@@ -27,7 +27,8 @@ The scripts' library pieces live in sub-folders: ``cli/`` (the command lines' he
 ``ArgumentError`` and the flag checks the trainers share), ``ppo/`` (train_ppo's arguments and
 their checks, its run phase by phase, PPO's default hyperparameters, environments, schedule,
 evaluation, warm start and progress), ``expert/`` (expert iteration's arguments, positions,
-teachers, targets, network and rounds), ``realtime/`` (the terminal game's engine and app) and
+teachers, targets, network and rounds), ``rllib/`` (RLlib PPO's arguments, algorithm config,
+metrics and run), ``realtime/`` (the terminal game's engine and app) and
 ``cluster/`` (Ray connection and tasks); the games between policies are the match library's
 (``agents.arena``).
 """

@@ -242,6 +242,55 @@ def test_the_bot_mode_env_seats_the_learner_by_the_game_alone():
     assert {map_self_play(f"player_{s}", Episode()) for s in (0, 1)} == {LEARNER}
 
 
+def _runner_env_configs(config):
+    """(The games' configs of the envs an env runner builds from ``config``, its module)."""
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+    from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+
+    runner = (MultiAgentEnvRunner if config.is_multi_agent else SingleAgentEnvRunner)(
+        config=config)
+    try:
+        if config.is_multi_agent:  # RLlib's vector of SpitMultiAgentEnv objects
+            return [env.unwrapped.par_env.config for env in runner.env.envs], runner.module
+        return [runner.env.unwrapped.config], runner.module
+    finally:
+        runner.stop()
+
+
+@pytest.mark.parametrize(("mode", "vector_env"),
+                         [("bot", True), ("bot", False), ("self-play", True)],
+                         ids=["vector", "pettingzoo-bot", "self-play"])
+def test_every_env_path_plays_the_runs_config(mode, vector_env):
+    from experiments.rllib.args import Args
+    from experiments.rllib.config import build_config
+    from spit_env import SpitConfig
+
+    # no field at its default that the envs would play differently
+    game = SpitConfig(latency="expert", max_game_ms=12_345, illegal_action="raise",
+                      wrap_ranks=False, max_rounds=7, stall_timeout_ms=None)
+    args = Args(mode=mode, vector_env=vector_env, latency="expert", num_env_runners=0,
+                num_envs_per_runner=2, hiddens=(8,))
+    # (RLlib's own env check steps random moves, which illegal_action="raise" refuses)
+    config = build_config(args, game).environment(disable_env_checking=True)
+    configs, module = _runner_env_configs(config)
+    # one vector env of both games, or one PettingZoo env object per game
+    assert len(configs) == (1 if mode == "bot" and vector_env else 2)
+    assert all(c == game for c in configs), configs
+    learner = module if not hasattr(module, "keys") else module["learner"]
+    assert learner.spit_options["wrap_ranks"] is False  # the module reads the rules it plays
+    if mode == "bot" and not vector_env:
+        assert module["bot"].model_config["latency"] == game.latency[0]
+
+
+def test_the_bot_mode_refuses_seats_of_two_latencies():
+    from experiments.rllib.args import Args
+    from experiments.rllib.config import build_config
+    from spit_env import SpitConfig
+
+    with pytest.raises(ValueError, match="both seats need one latency"):
+        build_config(Args(vector_env=False), SpitConfig(latency=("expert", "club")))
+
+
 # --- training with RLlib, then the checkpoint as a bot --------------------------------------------
 @pytest.fixture(scope="module")
 def bot_run(tmp_path_factory) -> Path:
@@ -330,21 +379,21 @@ def test_loader_names_what_is_wrong(bot_run, tmp_path):
         make("rllib")
 
 
-#: Run in a new process: restore algorithm checkpoints with nothing registered (``spit_env``
-#: imported first, as the docs say), give the learner's logits and train one more iteration.
+#: Run in a new process: restore algorithm checkpoints with nothing registered
+#: (``agents.rllib.restore_algorithm``), give the learner's logits and train one more iteration.
 RESTORE_ALGORITHM = """
 import json, os, sys
 import numpy as np
 import spit_env
 import ray
-from ray.rllib.algorithms.algorithm import Algorithm
+from agents.rllib import restore_algorithm
 import torch
 
 ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
          logging_level="ERROR")
 out = {}
 for path in sys.argv[2:]:
-    algo = Algorithm.from_checkpoint(path)
+    algo = restore_algorithm(path)
     module = algo.get_module("learner") or algo.get_module("default_policy")
     env = spit_env.SpitVecEnv(num_envs=6, opponent="greedy", seed=9)
     obs, masks = env.reset(), env.action_masks()
@@ -414,6 +463,63 @@ def test_self_play_trains_one_shared_policy(tmp_path):
     assert {p.name for p in modules.iterdir() if p.is_dir()} == {"learner"}
 
 
+#: Run in a new process: restore algorithm checkpoints, then compare every remote env runner's
+#: module weights with the learner's (the largest difference per module).
+RESTORE_RUNNERS = """
+import json, sys
+import numpy as np
+import ray
+from agents.rllib import restore_algorithm
+
+ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+         logging_level="ERROR")
+out = {}
+for path in sys.argv[2:]:
+    algo = restore_algorithm(path)
+    learner = algo.learner_group.get_state(components="learner/rl_module",
+                                           inference_only=True)["learner"]["rl_module"]
+    runners = algo.env_runner_group.foreach_env_runner(
+        lambda r: r.module.get_state(inference_only=True), local_env_runner=False)
+    diffs = {}
+    for i, state in enumerate(runners):
+        for mid, weights in learner.items():
+            if weights:  # the bot module has none
+                theirs = state.get(mid, state)  # a single-agent runner's state is its module's
+                diffs[f"{i}/{mid}"] = max(float(np.abs(np.asarray(w) - np.asarray(theirs[k])).max())
+                                          for k, w in weights.items())
+    out[path] = diffs
+    algo.stop()
+ray.shutdown()
+json.dump(out, open(sys.argv[1], "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def self_play_run(tmp_path_factory) -> Path:
+    """A self-play run (multi-agent) of two remote env runners."""
+    out = tmp_path_factory.mktemp("rllib_self_play")
+    proc = _run("experiments.train_rllib", "--mode", "self-play", "--iterations", "2",
+                "--num-env-runners", "2", "--num-cpus", "2", "--eval-games", "0",
+                "--checkpoint-every", "0", "--out", str(out), *TINY)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return out
+
+
+def test_a_restored_run_samples_with_the_learners_weights(bot_run, self_play_run, tmp_path):
+    out = tmp_path / "runners.json"
+    env = dict(_env(), RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")  # Ray stays on 127.0.0.1
+    runs = [str(self_play_run), str(bot_run)]  # multi-agent (2 runners), single-agent (1)
+    proc = subprocess.run([sys.executable, "-c", RESTORE_RUNNERS, str(out), *runs],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    diffs = json.loads(out.read_text())
+    assert sorted(diffs[runs[0]]) == ["0/learner", "1/learner"]
+    assert sorted(diffs[runs[1]]) == ["0/default_policy"]
+    for run in runs:
+        assert all(d == 0 for d in diffs[run].values()), \
+            f"an env runner holds other weights than the learner after the restore: {diffs}"
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [
@@ -432,6 +538,25 @@ def test_bad_argument_fails_naming_it(args, named, tmp_path):
 
 
 # --- the tournament on Ray ---------------------------------------------------------------------
+def test_the_ray_session_leaves_the_callers_random_state_as_it_found_it():
+    import random
+
+    from experiments.cluster.connect import ray_session
+
+    random.seed(12)
+    expected = [random.random() for _ in range(6)]
+    random.seed(12)
+    numpy_state = np.random.get_state()  # noqa: NPY002 - the legacy global state is the point
+    got = [random.random()]
+    with ray_session(None, num_cpus=1):
+        got += [random.random() for _ in range(4)]
+    got.append(random.random())
+    assert got == expected, "Ray's start or shutdown moved the caller's global random state"
+    after = np.random.get_state()  # noqa: NPY002
+    assert after[0] == numpy_state[0] and np.array_equal(after[1], numpy_state[1]) \
+        and after[2:] == numpy_state[2:]
+
+
 def test_ray_tournament_equals_the_local_one():
     from experiments.cluster.connect import ray_session
     from experiments.cluster.tasks import run_jobs_on_ray

@@ -1,7 +1,9 @@
 """Connecting the scripts to Ray: a local Ray started in-process by default, or a running cluster.
 
 ``ray_session(address)`` is the one way ``train_rllib`` and ``tournament --ray`` start or join
-Ray, and it always leaves Ray as it found it (``ray.shutdown()`` on the way out, also on errors)::
+Ray, and it always leaves Ray as it found it (``ray.shutdown()`` on the way out, also on
+errors), and the caller's global random state too (Python's ``random``, which Ray's start and
+shutdown draw from; NumPy's global state Ray leaves alone)::
 
     with ray_session(None, num_cpus=2) as ray:       # a local Ray on 127.0.0.1, stopped after
         ...
@@ -30,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -167,6 +170,30 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
     loopback = kind == "local" or is_loopback(host)
+    with _global_random_kept():
+        ray, saved_env, saved_flag = _open(kind, address, host, port, num_cpus, loopback,
+                                           timeout_s)
+    try:
+        yield ray
+    finally:
+        with _global_random_kept():
+            ray.shutdown()
+            _restore(ray, saved_env, saved_flag)
+
+
+@contextlib.contextmanager
+def _global_random_kept():
+    # Ray's start and shutdown draw from Python's global random (ray-project/ray#10145): the
+    # caller's seeded draws go on as if Ray had never run (NumPy's global state Ray leaves alone)
+    state = random.getstate()
+    try:
+        yield
+    finally:
+        random.setstate(state)
+
+
+def _open(kind, address, host, port, num_cpus, loopback, timeout_s):
+    """Start or join Ray; (ray, the saved environment variable, the saved cluster flag)."""
     saved_env = os.environ.get(_CLUSTER_ENV)
     if loopback:
         _keep_to_loopback()
@@ -186,11 +213,7 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     except BaseException:
         _restore(ray, saved_env, saved_flag)
         raise
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        _restore(ray, saved_env, saved_flag)
+    return ray, saved_env, saved_flag
 
 
 def _import_ray():
