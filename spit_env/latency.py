@@ -195,8 +195,9 @@ class Latency:
     # --- a person's latency: fit, profile files ---------------------------------------------------
     @classmethod
     def fit(cls, latencies_ms) -> LatencyFit:
-        """Fit the presets' family (a shifted log-normal) to measured latencies, by maximum
-        likelihood (``spit_env.latency_fit.fit_latency``).
+        """Fit the presets' family (a shifted log-normal) to measured latencies.
+
+        By maximum likelihood: ``spit_env.latency_fit.fit_latency``.
 
         Args:
             latencies_ms: (n,) measured latencies in ms (decision to landing: a person's reaction
@@ -243,8 +244,10 @@ class Latency:
         return load_profile(path)["latency"]
 
     def to_dict(self) -> dict:
-        """A JSON-serialisable description: kind, mean_ms, std_ms, min_ms, name (and shift_ms
-        when there is a shift); :meth:`from_dict` reads it back."""
+        """A JSON-serialisable description, which :meth:`from_dict` reads back.
+
+        Keys: kind, mean_ms, std_ms, min_ms, name, and shift_ms when there is a shift.
+        """
         out = {"kind": self.kind, "mean_ms": self.mean_ms, "std_ms": self.std_ms,
                "min_ms": self.min_ms, "name": self.name}
         if self.shift_ms:
@@ -326,8 +329,9 @@ class Latency:
         return out
 
     def log_parameters(self) -> tuple[float, float]:
-        """(mu, sigma): the mean and standard deviation of log(latency - shift_ms) of a
-        log-normal model.
+        """(mu, sigma): the mean and standard deviation of log(latency - shift_ms).
+
+        For a log-normal model only.
 
         Raises:
             ValueError: a model of another kind.
@@ -373,8 +377,10 @@ class Latency:
 
     @property
     def label(self) -> str:
-        """A short readable name, e.g. "club", "normal(400±80ms)" or
-        "lognormal(455±128ms, shift 198ms)"."""
+        """A short readable name.
+
+        E.g. "club", "normal(400±80ms)" or "lognormal(455±128ms, shift 198ms)".
+        """
         if self.name:
             return self.name
         if self.kind == "fixed":
