@@ -135,11 +135,13 @@ class Connection:
         settings: the server's :class:`WebSettings`.
         clock: the wall time in ms.
         tick_s: seconds between two ticks.
+        runs_on: the page may run its clock on between two states (the clock is the wall's).
     """
 
     def __init__(self, websocket: WebSocket, settings: WebSettings, clock: Callable[[], float],
-                 tick_s: float):
+                 tick_s: float, runs_on: bool = True):
         self.websocket, self.settings, self.clock, self.tick_s = websocket, settings, clock, tick_s
+        self.runs_on = runs_on
         self.sitting = settings.sitting()
         self.errors = 0  # error messages sent (bad or out-of-order messages)
         self._send_lock = asyncio.Lock()
@@ -320,7 +322,8 @@ class Connection:
                 "latency": [f"{game.motor_ms} ms motor time" if s == game.human
                             else game.config.latency[s].label + " latency" for s in (0, 1)],
                 "keys": KEYMAP, "scoring": game.config.scoring, "hints": self.settings.hints,
-                "countdown_ms": self.settings.countdown_ms, "view": view}
+                "countdown_ms": self.settings.countdown_ms, "runs_on": self.runs_on,
+                "view": view}
 
     def _window(self, now: float) -> tuple[list, list]:
         """The moves (no WAITs) and marks of the last ``WINDOW_MS`` of game time.
@@ -440,7 +443,8 @@ def create_app(settings: WebSettings, *, clock: Callable[[], float] | None = Non
 
     Args:
         settings: the games it plays.
-        clock: the wall time in ms (default ``time.monotonic``, in ms).
+        clock: the wall time in ms (default ``time.monotonic``, in ms; with another clock the
+            page shows the server's game time only, not running it on between two states).
         tick_s: seconds between two ticks of each game.
         hosts: the Host header values it answers ("*": any, for a host other than 127.0.0.1).
 
@@ -448,7 +452,9 @@ def create_app(settings: WebSettings, *, clock: Callable[[], float] | None = Non
         the Starlette app; ``app.state.connections`` is the set of open :class:`Connection`
         (``app.state.changes``, a ``threading.Condition``, is notified when it changes).
     """
-    clock = clock or (lambda: time.monotonic() * 1000.0)
+    def wall() -> float:
+        return time.monotonic() * 1000.0
+
     connections: set[Connection] = set()
     changes = threading.Condition()  # notified when a connection opens or closes
 
@@ -464,7 +470,7 @@ def create_app(settings: WebSettings, *, clock: Callable[[], float] | None = Non
         if len(connections) >= MAX_CONNECTIONS:  # told why, so that the page can say it
             await websocket.close(code=1013, reason=f"at most {MAX_CONNECTIONS} games at once")
             return
-        conn = Connection(websocket, settings, clock, tick_s)
+        conn = Connection(websocket, settings, clock or wall, tick_s, runs_on=clock is None)
         connections.add(conn)
         changed()
         try:

@@ -9,25 +9,28 @@
   const { fmtClock, esc, plural } = window.SpitTable;
   const OVERLAYS = ["start", "paused", "dialog", "help", "end", "closed"];
   const L = {
-    hello: null, T: null, slot: [0, 1], state: null, overlays: ["start"], selected: -1,
+    hello: null, T: null, slot: [0, 1], state: null, overlays: ["start"], selected: -1, started: false, paused: false,
     gameMs: 0, recvAt: 0, autoPaused: false, log: [], end: null, ws: null, counts: {},
   };
   const count = (name) => { L.counts[name] = (L.counts[name] || 0) + 1; document.body.dataset[name] = L.counts[name]; };
   const send = (msg) => { if (L.ws && L.ws.readyState === WebSocket.OPEN) L.ws.send(JSON.stringify(msg)); };
   const human = () => (L.hello ? L.hello.human : 0);
-  const running = () => L.state && L.state.started && !L.state.paused && !L.state.over;
+  // the page's own view of start and pause: only its requests change them, so it need not wait
+  // for the server's next state to act on the next key
+  const running = () => L.started && !L.paused && !(L.state && L.state.over);
 
   // --- overlays ----------------------------------------------------------------------------------
   const top = () => L.overlays[L.overlays.length - 1] || "";
   function showOverlays() {
     OVERLAYS.forEach((name) => { $("overlay-" + name).hidden = !L.overlays.includes(name); });
     document.body.dataset.overlay = top();
-    document.body.classList.toggle("hide-cards", L.overlays.includes("paused"));
+    // before the start and while paused the clock stands still: so does what one may plan
+    document.body.classList.toggle("hide-cards", L.overlays.includes("paused") || L.overlays.includes("start"));
   }
   function open(name) {
     if (L.overlays.includes(name)) return;
     // a help panel or a dialog over a running game pauses it while it is open
-    if ((name === "help" || name === "dialog") && running()) { send({ type: "pause" }); L.autoPaused = true; }
+    if ((name === "help" || name === "dialog") && running()) { send({ type: "pause" }); L.paused = true; L.autoPaused = true; }
     L.overlays.push(name);
     showOverlays();
   }
@@ -35,15 +38,16 @@
     L.overlays = L.overlays.filter((o) => o !== name);
     if ((name === "help" || name === "dialog") && L.autoPaused && !L.overlays.some((o) => o === "help" || o === "dialog")) {
       L.autoPaused = false;
+      L.paused = false;
       send({ type: "resume" });
     }
     showOverlays();
   }
   const closeAll = () => { L.overlays = []; showOverlays(); };
 
-  function start() { close("start"); send({ type: "start" }); }
-  function pause() { if (running()) { send({ type: "pause" }); open("paused"); } }
-  function resume() { close("paused"); send({ type: "resume" }); }
+  function start() { close("start"); L.started = true; send({ type: "start" }); }
+  function pause() { if (running()) { send({ type: "pause" }); L.paused = true; open("paused"); } }
+  function resume() { close("paused"); if (L.paused) { L.paused = false; send({ type: "resume" }); } }
   function stop() { L.autoPaused = false; close("dialog"); send({ type: "stop" }); }
 
   // --- keys --------------------------------------------------------------------------------------
@@ -71,14 +75,14 @@
     if (key === "help") return handled(() => open("help"));
     if (o === "start") return handled(key === "space" || key === "enter" ? start : null);
     if (o === "paused") return handled(key === "space" || key === "escape" ? resume : null);
+    // the end's own keys are no game keys: a key meant for the last card starts nothing
     if (o === "end") {
-      if (key === "r") return handled(() => send({ type: "rematch" }));
-      if (key === "s") return handled(() => send({ type: "save" }));
+      if (key === "enter") return handled(() => send({ type: "rematch" }));
       return handled(key === "escape" ? () => close("end") : null);
     }
     if (L.state && L.state.over) { // the end screen closed: the final table
-      if (key === "r") return handled(() => send({ type: "rematch" }));
-      if (key === "escape" || key === "enter") return handled(() => open("end"));
+      if (key === "enter") return handled(() => send({ type: "rematch" }));
+      if (key === "escape") return handled(() => open("end"));
       return handled(null);
     }
     if (key === "space") return handled(pause);
@@ -122,8 +126,9 @@
   function onHello(h) {
     L.hello = h;
     L.slot = h.human === 0 ? [0, 1] : [1, 0];
-    L.T = window.SpitTable.create({ view: h.view, names: () => h.names, slot: L.slot, hidden: () => false, scoring: h.scoring });
-    L.state = null; L.end = null; L.log = []; L.selected = -1; L.autoPaused = false;
+    L.T = window.SpitTable.create({ view: h.view, names: () => h.names, slot: L.slot, hidden: () => false, scoring: h.scoring,
+      pileName: (c) => (c === h.human ? "your pile" : h.names[c] + "'s pile"), you: h.human });
+    L.state = null; L.end = null; L.log = []; L.selected = -1; L.autoPaused = false; L.started = false; L.paused = false;
     const bot = 1 - h.human;
     $("matchup").innerHTML = '<b class="p0">you</b> vs <b class="p1">' + esc(h.names[bot]) + "</b> \u00b7 " +
       esc(h.latency[bot]) + " \u00b7 game " + h.game;
@@ -174,7 +179,8 @@
     $("round").textContent = snap.phase === "over" ? plural(snap.round, "round") + " played" : "round " + (snap.round + 1);
     $("phase").textContent = m.holding || snap.phase === "slap" ? "SLAP! \u2190 your pile \u00b7 \u2192 theirs" : snap.phase;
     $("phase").classList.toggle("slap", m.holding || snap.phase === "slap");
-    $("btn-pause").textContent = m.paused ? "Go on" : "Pause";
+    $("btn-pause").textContent = L.paused ? "Go on" : "Pause";
+    $("btn-pause").disabled = !m.started || m.over;
     const ds = document.body.dataset;
     ds.gameMs = m.game_ms === null ? "" : Math.round(m.game_ms);
     ds.started = m.started ? "1" : "0";
@@ -224,8 +230,9 @@
     if (!L.log.length) log.innerHTML = "<li>the game starts with both players' spit cards</li>";
   }
 
-  function now() { // game time on the page: the server's, run on between two states (at most 250 ms)
-    if (!L.state || !running()) return L.gameMs;
+  function now() { // game time on the page: the server's, run on between two states (at most
+    // 250 ms) when the server's clock is the wall clock
+    if (!L.state || !running() || !L.hello.runs_on) return L.gameMs;
     return L.gameMs + Math.min(250, performance.now() - L.recvAt);
   }
 
@@ -343,7 +350,7 @@
     $("table").addEventListener("click", onClick);
     $("btn-start").addEventListener("click", start);
     $("btn-resume").addEventListener("click", resume);
-    $("btn-pause").addEventListener("click", () => (L.state && L.state.paused ? resume() : pause()));
+    $("btn-pause").addEventListener("click", () => (L.paused ? resume() : pause()));
     $("btn-help").addEventListener("click", () => open("help"));
     $("btn-help-close").addEventListener("click", () => close("help"));
     $("btn-stop-yes").addEventListener("click", stop);

@@ -31,7 +31,8 @@ window.SpitTable = (() => {
 
   // opts: view (cards, actions, kinds, spit_reasons, round_end_emptied, game_end_truncated),
   // names (seat names, read at each call), slot (seat -> the element suffix it is drawn in:
-  // [0, 1] puts seat 0 at the bottom), hidden () -> show face-down cards, scoring.
+  // [0, 1] puts seat 0 at the bottom), hidden () -> show face-down cards, scoring, and optionally
+  // pileName (c -> the pile's name) and you (the seat spoken to in the events' words).
   function create(opts) {
     const VIEW = opts.view;
     const KINDS = VIEW.kinds;
@@ -207,23 +208,27 @@ window.SpitTable = (() => {
       });
     }
 
-    // an event in words; race: the move that lost a race at this bounce (with race_ms), or null
+    // an event in words; race: the move that lost a race at this bounce (with race_ms), or null.
+    // The seat opts.you (if any) is spoken to: "you play", "your 7\u2665".
     function eventHtml(ev, race) {
       const p = ev.player;
+      const you = opts.you === p;
+      const does = (third, second) => who(p) + " " + (you ? second : third);
+      const whose = you ? '<span class="p' + slot[p] + '">your</span>' : who(p) + "'s";
       switch (ev.type) {
-        case "play": return who(p) + " plays " + cardText(ev.card) + " on " + esc(pileName(ev.pile));
+        case "play": return does("plays", "play") + " " + cardText(ev.card) + " on " + esc(pileName(ev.pile));
         case "bounce": {
           const lost = race ? " \u2014 lost the race to " + cardText(race.race_card) + " by " + fmtMs(race.race_ms) : "";
-          return who(p) + "'s " + cardText(ev.card) + " bounces off " + esc(pileName(ev.pile)) + lost;
+          return whose + " " + cardText(ev.card) + " bounces off " + esc(pileName(ev.pile)) + lost;
         }
-        case "fill": return who(p) + " moves " + cardText(ev.card) + " to an empty place";
-        case "flip": return who(p) + " turns up stock " + (VIEW.actions[ev.action].stock + 1);
-        case "spit": return who(p) + " spits " + cardText(ev.card) + " (" + esc(VIEW.spit_reasons[ev.value] || "spit") + ")";
-        case "slap": return who(p) + " slaps first and takes " + esc(pileName(ev.pile));
+        case "fill": return does("moves", "move") + " " + cardText(ev.card) + " to an empty place";
+        case "flip": return does("turns", "turn") + " up stock " + (VIEW.actions[ev.action].stock + 1);
+        case "spit": return does("spits", "spit") + " " + cardText(ev.card) + " (" + esc(VIEW.spit_reasons[ev.value] || "spit") + ")";
+        case "slap": return does("slaps", "slap") + " first and take" + (you ? " " : "s ") + esc(pileName(ev.pile));
         case "round_end": return "round over" + (p >= 0 ? ": " + who(p) + (ev.value === VIEW.round_end_emptied
-          ? " emptied its stocks" : " counts as first") : ": stall-out");
+          ? " emptied " + (you ? "your" : "its") + " stocks" : (you ? " count" : " counts") + " as first") : ": stall-out");
         case "game_end": return "game over: " + (ev.value === VIEW.game_end_truncated ? "truncated"
-          : p >= 0 ? who(p) + " wins" : "a draw");
+          : p >= 0 ? does("wins", "win") : "a draw");
         case "illegal": return who(p) + " sent an illegal move (" + esc(VIEW.actions[ev.action].name) + ")";
         default: return esc(ev.type);
       }
