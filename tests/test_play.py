@@ -543,6 +543,40 @@ def test_once_the_app_is_leaving_no_callback_draws_or_saves(tmp_path):
     assert not (tmp_path / "late.json").exists() and app.saved == []
 
 
+def test_the_end_screen_fits_the_latencies_saves_the_profile_and_says_how_to_use_it(tmp_path, tmp_path_factory):
+    from experiments.realtime.engine import Reaction
+    from spit_env import Latency
+
+    clock = Clock()
+    game = RealtimeGame("greedy@club", seed=5, start_ms=None)
+    # a person's latencies: drawn from a known model, less the motor time
+    person = Latency.lognormal(420, 110, shift_ms=190).sample(np.random.default_rng(1), 40)
+    game.reactions.extend(Reaction(1, 0, 0, int(ms) - game.motor_ms) for ms in person)
+    game.stop()
+    app = PlayApp(game, clock=clock, countdown_ms=0, profile_to=tmp_path / "me.json", tick_s=60.0)
+
+    async def run():
+        async with app.run_test(size=(90, 50)) as pilot:
+            await pilot.pause()
+            text = str(app.query_one("#status").render())
+            assert "Your latency profile over 40 moves" in text and "closest preset:" in text
+            assert f"Saved your profile: {tmp_path / 'me.json'}" in text
+            assert f"--players greedy@{tmp_path / 'me.json'},greedy@club" in text
+            for row in ("you", "expert", "club", "novice"):
+                assert f"  {row:<7}│" in text, "a density row per model"
+            svg = app.save_screenshot("terminal_end.svg", str(tmp_path))
+            await pilot.press("q")
+            return svg
+
+    svg = asyncio.run(run())
+    assert Latency.load(tmp_path / "me.json") == Latency.fit(person).latency
+    try:
+        with chromium() as browser:
+            svg_to_png(browser, svg, screenshot_folder(tmp_path_factory) / "terminal_end.png")
+    except pytest.skip.Exception:
+        pass
+
+
 # --- the script ----------------------------------------------------------------------------------
 def _run(*args):
     return subprocess.run([sys.executable, "-m", "experiments.play", *args], capture_output=True,

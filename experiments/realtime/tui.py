@@ -163,8 +163,8 @@ def keys_text(game: RealtimeGame) -> Text:
         keys = " ".join(k.upper().center(5) for k in KEYMAP[kind])
         lines.append(Text("  keys  " if kind == "fits" else " " * 8, _DIM)
                      .append(keys, "bold").append("   " + text, _DIM))
-    lines.append(Text("  ← / →  slap your / their pile     Space  pause     F1  keys     "
-                      "Esc  stop the game", _DIM))
+    lines.append(Text("  ← / →  slap your / their pile    Space  start / pause    F1  keys    "
+                      "Esc  stop", _DIM))
     return Text("\n").join(lines)
 
 
