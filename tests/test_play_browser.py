@@ -306,6 +306,19 @@ def test_every_game_key_with_an_overlay_open_acts_only_on_the_overlay(live, over
     assert len(pressed) == 3
 
 
+def test_in_seat_1_you_still_sit_at_the_bottom(live):
+    one = live(opponent="racer@club", deal=None, human_seat=1)
+    one.start()
+    one.advance(600.0)
+    snap = one.game.snapshot
+    shown = one.page.evaluate("() => [0, 1].map((k) => [...document.querySelectorAll('#places' + k + ' .place')].map((e) => e.dataset.cards))")
+    as_text = [[",".join(str(c) for c, _ in place) for place in snap["stocks"][seat]] for seat in (0, 1)]
+    assert shown == [as_text[1], as_text[0]], "your stocks at the bottom, the bot's on top"
+    assert one.page.inner_text("#seat0 .name") == "you" and one.page.inner_text("#seat1 .name") == "racer"
+    assert one.page.inner_text("#pile0-label").startswith(("your pile", "you: no pile"))
+    assert one.errors == []
+
+
 def test_a_closed_page_stops_its_game(live):
     one = live(opponent="racer@club", deal=None)
     one.start()
