@@ -95,16 +95,7 @@ class SpitConfig:
     def to_dict(self) -> dict:
         """A JSON-serialisable description (latency models by label and parameters)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "latency"}
-        out["latency"] = [
-            {
-                "kind": m.kind,
-                "mean_ms": m.mean_ms,
-                "std_ms": m.std_ms,
-                "min_ms": m.min_ms,
-                "name": m.name,
-            }
-            for m in self.latency
-        ]
+        out["latency"] = [m.to_dict() for m in self.latency]
         return out
 
     @classmethod
@@ -127,43 +118,9 @@ class SpitConfig:
             if not isinstance(lat, (list, tuple)) or len(lat) != 2:
                 raise ValueError(f"latency must be a list of two latency descriptions, got {lat!r}")
             changes["latency"] = tuple(
-                _latency_from_dict(m, f"latency[{i}]") for i, m in enumerate(lat)
+                Latency.from_dict(m, f"latency[{i}]") for i, m in enumerate(lat)
             )
         return cls().replace(**changes)
-
-
-def _latency_from_dict(data, name: str) -> Latency:
-    """A Latency from one entry of :meth:`SpitConfig.to_dict`'s ``latency`` list."""
-    if not isinstance(data, dict):
-        raise ValueError(
-            f"{name} must be a dict with kind, mean_ms, std_ms, min_ms, name; got {data!r}"
-        )
-    try:
-        if data.get("name"):
-            model = Latency.preset(data["name"])
-        elif data.get("kind") == "fixed":
-            model = Latency.fixed(data["mean_ms"])
-        elif data.get("kind") in ("normal", "lognormal"):
-            build = Latency.normal if data["kind"] == "normal" else Latency.lognormal
-            model = build(data["mean_ms"], data["std_ms"], data["min_ms"])
-        else:
-            raise ValueError(
-                f"kind must be 'fixed', 'normal' or 'lognormal', got {data.get('kind')!r}"
-            )
-    except KeyError as err:
-        raise ValueError(f"{name} is missing {err.args[0]!r}") from None
-    except ValueError as err:
-        raise ValueError(f"{name}: {err}") from None
-    described = {k: data[k] for k in ("kind", "mean_ms", "std_ms", "min_ms") if k in data}
-    built = {
-        "kind": model.kind,
-        "mean_ms": model.mean_ms,
-        "std_ms": model.std_ms,
-        "min_ms": model.min_ms,
-    }
-    if any(built[k] != v for k, v in described.items()):
-        raise ValueError(f"{name}: {data!r} does not describe the model {model.label!r} ({built})")
-    return model
 
 
 def _parse_latency_pair(value) -> tuple[Latency, Latency]:

@@ -1,10 +1,15 @@
-"""Headless Chromium for the tests: Debian's ``chromium`` driven by Playwright for Python.
+"""Headless Chromium for the tests: Debian's ``chromium`` driven by Playwright for Python; and the
+browser game's server, run in a thread on 127.0.0.1 with a clock the test moves.
 
 The browser is started by the tests, headless, with no network of its own (the flags below; pages
-are files), and closed by them. Without Chromium or Playwright a test skips, saying how to install
-them; with ``SPIT_REQUIRE_BROWSER=1`` (set by CI, which installs Chromium) it fails instead.
-The README's screenshots (replay.png, terminal.png) go to ``SPIT_SCREENSHOTS`` (a folder) when it
-is set, else to a temporary folder; other screenshots go to the tests' temporary folders.
+are files or the tests' own server on 127.0.0.1), and closed by them. The browser is
+``SPIT_CHROMIUM`` when it is set (a path that is not there fails the test, saying so: the tests
+never run another browser than the one asked for), else ``chromium`` / ``chromium-browser`` on
+the PATH. Without Chromium or Playwright a test skips, saying how to install them; with
+``SPIT_REQUIRE_BROWSER=1`` (set by CI, which installs Chromium) it fails instead.
+The README's screenshots (replay.png, terminal.png, browser.png) go to ``SPIT_SCREENSHOTS`` (a
+folder) when it is set, else to a temporary folder; other screenshots go to the tests' temporary
+folders.
 """
 
 from __future__ import annotations
@@ -25,9 +30,21 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
 
 
 def chromium_path() -> str | None:
-    """The Chromium executable: ``SPIT_CHROMIUM``, else chromium / chromium-browser on PATH."""
-    for candidate in (os.environ.get("SPIT_CHROMIUM"), "chromium", "chromium-browser"):
-        if candidate and shutil.which(candidate):
+    """The Chromium executable: ``SPIT_CHROMIUM``, else chromium / chromium-browser on PATH.
+
+    Raises:
+        pytest.fail.Exception: ``SPIT_CHROMIUM`` is set but names no executable (a test that
+            asked for one browser never runs another).
+    """
+    asked = os.environ.get("SPIT_CHROMIUM")
+    if asked:
+        found = shutil.which(asked)
+        if found is None:
+            pytest.fail(f"SPIT_CHROMIUM={asked!r} is not an executable browser (nothing there, "
+                        "or not executable); set it to Chromium's path or unset it", pytrace=False)
+        return found
+    for candidate in ("chromium", "chromium-browser"):
+        if shutil.which(candidate):
             return shutil.which(candidate)
     return None
 
@@ -76,3 +93,47 @@ def svg_to_png(browser, svg_path: Path, png_path: Path) -> Path:
     finally:
         page.close()
     return png_path
+
+
+class FakeClock:
+    """A wall clock in ms that only the test moves (the browser game's server reads it)."""
+
+    def __init__(self, ms: float = 0.0):
+        self.ms = float(ms)
+
+    def __call__(self) -> float:
+        return self.ms
+
+
+@contextmanager
+def live_server(settings, clock, tick_s: float = 0.005):
+    """The browser game's app (``experiments.realtime.web.create_app``) served by uvicorn in a
+    thread, on a free port of 127.0.0.1: yields ``(app, base_url)``; stopped, its port freed, on
+    exit. The socket listens before the thread starts, so clients may connect at once."""
+    import asyncio
+    import threading
+
+    import uvicorn
+
+    from experiments.realtime.web import create_app, free_socket
+
+    app = create_app(settings, clock=clock, tick_s=tick_s)
+    sock = free_socket()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="auto", lifespan="off"))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
+                              daemon=True)
+    thread.start()
+    try:
+        yield app, f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+        assert not thread.is_alive(), "the server did not stop"
+
+
+def wait_for(app, predicate, timeout: float = 30.0):
+    """Wait (on the app's condition, not a sleep) until ``predicate(app.state.connections)``."""
+    with app.state.changes:
+        assert app.state.changes.wait_for(lambda: predicate(app.state.connections), timeout), \
+            "the server never got there"

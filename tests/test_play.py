@@ -5,6 +5,7 @@ key presses. Time is the fake clock's: nothing here sleeps or reads the wall clo
 from __future__ import annotations
 
 import asyncio
+import math
 import subprocess
 import sys
 
@@ -15,6 +16,7 @@ from helpers import build_deal
 
 import agents
 from experiments.realtime.engine import RealtimeGame, reaction_summary
+from experiments.realtime.keys import GAME_KEYS
 from spit_env import core, replay, rules
 from spit_env.reference import RandomSource
 
@@ -64,11 +66,11 @@ def test_states_are_shown_only_when_their_time_has_come():
     assert game.snapshot["clock_ms"] > wall - 600, "and the game keeps up with the clock"
 
 
-def test_a_key_is_played_at_the_next_decision_and_lands_after_the_motor_time():
+def test_a_key_is_played_at_the_next_decision_and_lands_motor_time_after_the_key():
     game = RealtimeGame("random@novice", seed=4, motor_ms=60, tick_ms=20)
     wall = _until(game, 0.0, lambda g: g.human_mask()[1:11].any() and not g.busy())
     action = int(np.flatnonzero(game.human_mask()[1:11])[0]) + 1
-    wall += 3.0  # the key comes between two ticks
+    wall += 3.4  # the key comes between two ticks
     stimulus = game.last_event_ms
     assert game.press(action, wall) is None
     game.advance(wall + 500)
@@ -78,7 +80,8 @@ def test_a_key_is_played_at_the_next_decision_and_lands_after_the_motor_time():
     assert wall <= decided < wall + 20, "played at the first decision after the key"
     landing = next(e for s in record["steps"] for e in s["events"]
                    if e["player"] == 0 and e["type"] in ("play", "bounce"))
-    assert landing["clock_ms"] == decided + 60
+    assert landing["clock_ms"] == math.ceil(wall) + 60, "the hand moved from the key press on"
+    assert record["steps"][k]["latency_ms"][0] == math.ceil(wall) + 60 - decided
     assert game.reactions[-1].action == action
     assert game.reactions[-1].reaction_ms == round(wall - stimulus) and not game.reactions[-1].held
 
@@ -271,15 +274,21 @@ def test_a_game_is_played_to_its_end_with_key_presses(tmp_path):
     # a short game: you hold five cards that chain up from the bot's first spit card (a 7)
     deal = build_deal({0: 8, 1: 9, 2: 10, 3: 11, 4: 12}, {15: 7}, size0=5)
     clock = Clock()
-    game = RealtimeGame("random@novice", seed=0, deal=deal)
+    game = RealtimeGame("random@novice", seed=0, deal=deal, start_ms=None)
     app = PlayApp(game, clock=clock, countdown_ms=1000, save_to=tmp_path / "mygame")
 
     async def run():
         async with app.run_test(size=(90, 46)) as pilot:
             await pilot.pause()
-            status = str(app.query_one("#status").render())
-            assert "Get ready" in status
-            clock.ms = 1000.0
+            assert "Press Space to start" in str(app.query_one("#status").render())
+            clock.ms = 5000.0  # the clock does not run before Space
+            app.tick()
+            assert not game.started and game.snapshot["clock_ms"] == 0
+            await pilot.press("1")
+            assert game.keys == [] and "press Space to start" in str(app.query_one("#status").render())
+            await pilot.press("space")
+            assert "Get ready" in str(app.query_one("#status").render())
+            clock.ms = 6000.0
             app.tick()
             pressed = await _play_to_the_end(app, clock, pilot, agents.make("greedy"))
             await pilot.pause()
@@ -307,12 +316,13 @@ def test_a_game_is_played_to_its_end_with_key_presses(tmp_path):
 
 def test_the_table_on_screen_and_a_screenshot(tmp_path, tmp_path_factory):
     clock = Clock()
-    game = RealtimeGame("racer@club", seed=3)
+    game = RealtimeGame("racer@club", seed=3, start_ms=None)
     app = PlayApp(game, clock=clock, countdown_ms=0, hints=True)
     shots = screenshot_folder(tmp_path_factory)
 
     async def run():
         async with app.run_test(size=(90, 46)) as pilot:
+            await pilot.press("space")
             greedy, rng = agents.make("greedy"), np.random.default_rng(1)
             for _ in range(60):
                 clock.ms += 60.0
@@ -344,7 +354,9 @@ def test_the_table_on_screen_and_a_screenshot(tmp_path, tmp_path_factory):
             for place in snap["stocks"][0]:
                 if place and place[-1][1]:
                     assert card_label(place[-1][0]) in table
-            assert "racer@club" in table and "you" in table
+            # the opponent is named by its player, its latency beside it; its pile by its owner
+            assert "racer  (club latency)" in table and "racer's" in table and "@" not in table
+            assert "you" in table
             return app.save_screenshot("terminal.svg", str(tmp_path))
 
     svg = asyncio.run(run())
@@ -355,6 +367,93 @@ def test_the_table_on_screen_and_a_screenshot(tmp_path, tmp_path_factory):
     except pytest.skip.Exception:
         return  # the PNG needs the browser; the SVG is there
     assert png.stat().st_size > 10_000
+
+
+async def _open(overlay: str, app: PlayApp, pilot) -> None:
+    await pilot.press({"palette": "ctrl+p", "help": "f1", "dialog": "escape"}[overlay])
+    await pilot.pause()
+    assert app.overlay() == {"palette": "CommandPalette", "help": "help", "dialog": "StopDialog"}[overlay]
+
+
+@pytest.mark.parametrize("overlay", ["palette", "help", "dialog"])
+def test_a_key_with_an_overlay_open_acts_only_on_the_overlay(overlay, monkeypatch):
+    """Each game key (and Space) with the overlay open reaches no game; the Esc that closes the
+    overlay closes only it; the same keys with it closed reach the game."""
+    clock = Clock()
+    game = RealtimeGame("greedy@club", seed=2, start_ms=None)
+    app = PlayApp(game, clock=clock, countdown_ms=0, tick_s=60.0)  # the test ticks
+    pressed = []
+    real_press = game.press
+    monkeypatch.setattr(game, "press", lambda action, wall: pressed.append(action) or real_press(action, wall))
+
+    async def run():
+        async with app.run_test(size=(90, 46)) as pilot:
+            await pilot.press("space")
+            clock.ms += 1500.0
+            app.tick()
+            await _open(overlay, app, pilot)
+            clock.ms += 1000.0
+            app.tick()
+            assert game.paused, "an open overlay pauses the game"
+            frozen = game.game_ms(clock.ms)
+            for key in (*GAME_KEYS, "space"):
+                await pilot.press(key)
+                clock.ms += 10.0
+                app.tick()
+                assert app.overlay() is not None, f"{key!r} closed the overlay"
+            assert pressed == [] and game.keys == [] and game.paused and not game.stopped
+            assert game.game_ms(clock.ms) == frozen, "no game time passed under the overlay"
+            await pilot.press("escape")
+            await pilot.pause()
+            clock.ms += 10.0
+            app.tick()
+            assert app.overlay() is None, "Esc closed the overlay"
+            assert not game.stopped and not game.paused and pressed == [], "and did nothing else"
+            assert game.game_ms(clock.ms) == frozen + 10.0
+            for key in GAME_KEYS:  # with no overlay, each key reaches the game
+                before = len(pressed)
+                await pilot.press(key)
+                assert len(pressed) == before + 1, f"{key!r} did not reach the game"
+                clock.ms += 400.0
+                app.tick()
+            await pilot.press("escape")
+            await pilot.press("y")
+            assert game.stopped
+            await pilot.press("q")
+
+    asyncio.run(run())
+
+
+def test_space_pauses_and_hides_the_table_and_reactions_count_from_the_resume():
+    clock = Clock()
+    game = RealtimeGame("greedy@club", seed=2, start_ms=None)
+    app = PlayApp(game, clock=clock, countdown_ms=0, tick_s=60.0)  # the test ticks
+
+    async def run():
+        async with app.run_test(size=(90, 46)) as pilot:
+            await pilot.press("space")
+            clock.ms += 2000.0
+            app.tick()
+            await pilot.press("space")
+            assert game.paused and "paused" in str(app.query_one("#table").render())
+            assert "Space to go on" in str(app.query_one("#status").render())
+            clock.ms += 60_000.0
+            app.tick()
+            assert game.game_ms(clock.ms) == 2000.0
+            await pilot.press("space")
+            assert not game.paused and game.last_event_ms == 2000
+            # a key 300 ms after the resume is a reaction of 300 ms, whatever came before
+            clock.ms += 300.0
+            app.tick()
+            mask = game.human_mask()
+            if not game.busy() and mask[1:11].any() and game.last_event_ms == 2000:
+                game.press(int(np.flatnonzero(mask[1:11])[0]) + 1, clock.ms)
+                clock.ms += 200.0
+                app.tick()
+                assert game.reactions[-1].reaction_ms == 300
+            await pilot.press("ctrl+q")
+
+    asyncio.run(run())
 
 
 def test_the_app_survives_its_own_shutdown_50_times_in_a_row(tmp_path):
@@ -370,9 +469,9 @@ def test_the_app_survives_its_own_shutdown_50_times_in_a_row(tmp_path):
         at_end = k % 5 == 4
         if at_end:  # you hold five cards that chain up from the bot's first spit card
             deal = build_deal({0: 8, 1: 9, 2: 10, 3: 11, 4: 12}, {15: 7}, size0=5)
-            game = RealtimeGame("random@novice", seed=k, deal=deal)
+            game = RealtimeGame("random@novice", seed=k, deal=deal, start_ms=None)
         else:
-            game = RealtimeGame("greedy@club", seed=k)
+            game = RealtimeGame("greedy@club", seed=k, start_ms=None)
         app = PlayApp(game, clock=clock, countdown_ms=0, save_to=tmp_path / f"game{k}", tick_s=0.001)
         # "leave": the test run's own teardown, with no quit first (the app is taken down
         # while its timer runs: the case that used to fail now and then)
@@ -380,6 +479,7 @@ def test_the_app_survives_its_own_shutdown_50_times_in_a_row(tmp_path):
 
         async def run(app=app, clock=clock, game=game, at_end=at_end, how=how, k=k):
             async with app.run_test(size=(90, 46)) as pilot:
+                await pilot.press("space")
                 if at_end:  # the human's moves go straight to the game (keys are tested above)
                     rng_moves = np.random.default_rng(k)
                     while not app.finished:
@@ -406,7 +506,8 @@ def test_the_app_survives_its_own_shutdown_50_times_in_a_row(tmp_path):
                 elif how == "ctrl+q":
                     await pilot.press("ctrl+q")
                 else:
-                    await pilot.press("escape")  # the game stops: the end screen
+                    await pilot.press("escape")  # asks: stop the game?
+                    await pilot.press("y")  # the game stops: the end screen
                     await pilot.press("q")
                 return how
 
@@ -434,12 +535,46 @@ def test_once_the_app_is_leaving_no_callback_draws_or_saves(tmp_path):
             assert app.finished and "[S] save" in str(app.query_one("#status").render())
             assert app.show("#status", "drawn") is True
             app.exit()
-            app.on_key(Key())
+            app.key(Key())
             app.tick()
             assert app.show("#status", "drawn") is False
 
     asyncio.run(run())
     assert not (tmp_path / "late.json").exists() and app.saved == []
+
+
+def test_the_end_screen_fits_the_latencies_saves_the_profile_and_says_how_to_use_it(tmp_path, tmp_path_factory):
+    from experiments.realtime.engine import Reaction
+    from spit_env import Latency
+
+    clock = Clock()
+    game = RealtimeGame("greedy@club", seed=5, start_ms=None)
+    # a person's latencies: drawn from a known model, less the motor time
+    person = Latency.lognormal(420, 110, shift_ms=190).sample(np.random.default_rng(1), 40)
+    game.reactions.extend(Reaction(1, 0, 0, int(ms) - game.motor_ms) for ms in person)
+    game.stop()
+    app = PlayApp(game, clock=clock, countdown_ms=0, profile_to=tmp_path / "me.json", tick_s=60.0)
+
+    async def run():
+        async with app.run_test(size=(90, 50)) as pilot:
+            await pilot.pause()
+            text = str(app.query_one("#status").render())
+            assert "Your latency profile over 40 moves" in text and "closest preset:" in text
+            assert f"Saved your profile: {tmp_path / 'me.json'}" in text
+            assert f"--players greedy@{tmp_path / 'me.json'},greedy@club" in text
+            for row in ("you", "expert", "club", "novice"):
+                assert f"  {row:<7}│" in text, "a density row per model"
+            svg = app.save_screenshot("terminal_end.svg", str(tmp_path))
+            await pilot.press("q")
+            return svg
+
+    svg = asyncio.run(run())
+    assert Latency.load(tmp_path / "me.json") == Latency.fit(person).latency
+    try:
+        with chromium() as browser:
+            svg_to_png(browser, svg, screenshot_folder(tmp_path_factory) / "terminal_end.png")
+    except pytest.skip.Exception:
+        pass
 
 
 # --- the script ----------------------------------------------------------------------------------

@@ -1,19 +1,25 @@
 """A game of Spit on the core against a bot, run against a wall clock.
 
-The engine of the terminal game (``experiments/play.py``), without any user interface, so that
-tests can drive it.
+The engine of the real-time game (``experiments/play.py``), without any user interface: the
+terminal game (``tui``) and the browser game (``web``) are two front ends over it, and tests drive
+it with a clock of their own (every method takes the wall time as an argument).
 
-**Time.** Game time runs with the wall clock: ``game_ms = wall_ms - offset``. The core's state of a
-game is shown once the wall clock has reached its ``clock_ms``, so everything lands when it should.
+**Time.** Game time runs with the wall clock: ``game_ms = wall_ms - offset``, from
+:meth:`RealtimeGame.start` on (before it, nothing runs); a pause stops game time and a resume
+moves the offset by the time paused. The core's state of a game is shown once game time has
+reached its ``clock_ms``, so everything lands when it should.
 
 **The human's seat.** Its latency is ``Latency.fixed(motor_ms)``: a move lands ``motor_ms`` after
 the human *decides*, and the human decides by pressing a key, so the real reaction time is the
 time before the key press. While the human has not pressed anything it WAITs, with
 ``wait_ms = tick_ms``: it gets a new decision every ``tick_ms``, and a key pressed at game time k
-is played at the first decision at or after k (``tick_ms`` late at most). A key for a move that is
-not legal when pressed is refused, and one that is no longer legal when its decision comes is
-dropped (with a message either way). A key pressed while the hand is busy (a move in flight) is
-refused: one hand, one card at a time (D7).
+is played at the first decision at or after k (``tick_ms`` late at most) with the latency that
+makes it land at k + ``motor_ms`` (k rounded up to whole ms; ``core.step(latency_ms=...)``): the
+hand moved from the key press on. (With ``tick_ms`` >= ``motor_ms`` a move decided late lands 1 ms
+after its decision at the earliest.) A key for a move that is not legal when pressed is refused,
+and one that is no longer legal when its decision comes is dropped (with a message either way).
+A key pressed while the hand is busy (a move in flight) is refused: one hand, one card at a time
+(D7).
 
 **A compulsory move.** When the core offers the free human no WAIT (the compulsory slap, D11), the
 human's move is decided at that very clock, but the human cannot have pressed its key yet. The
@@ -33,13 +39,19 @@ it shows.
 **Reaction times.** For each move the human keyed, the reaction is the game time from the last
 thing that happened on the table before the key press (any event: a card played, a bounce, a
 spit, its own previous move landing...) to the key press, or the wall time held for a compulsory
-move. ``reaction + motor_ms`` is comparable to the latency presets (decision to landing).
+move. A resume after a pause counts as such an event (the table was hidden while paused).
+``reaction + motor_ms`` is the human's latency, comparable to the latency presets (decision to
+landing): :func:`person_profile` fits it into the presets' family (``spit_env.Latency.fit``) for
+the end screens, and :class:`Sitting` pools the games of one sitting (a rematch) into one profile.
 """
 
 from __future__ import annotations
 
+import math
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -47,9 +59,11 @@ from agents.arena import Match
 from spit_env import core, replay, rules
 from spit_env.config import SpitConfig
 from spit_env.latency import PRESETS, Latency
+from spit_env.latency_fit import MIN_SAMPLES
 from spit_env.replay.html import card_label
 
-__all__ = ["RealtimeGame", "Reaction", "reaction_summary", "HUMAN"]
+__all__ = ["RealtimeGame", "Reaction", "Sitting", "reaction_summary", "person_profile",
+           "owner_name", "reuse_lines", "HUMAN"]
 
 HUMAN = "human"
 
@@ -93,7 +107,8 @@ class RealtimeGame:
         slap_timeout_ms: the longest wall time the clock is held for a compulsory move, >= 0.
         config: the other rules (default SpitConfig()); latency and ``wait_ms`` are set here.
         deal: an optional fixed deal (pack0, pack1), as ``core.init`` takes.
-        start_ms: the wall time (ms) at which game time 0 is.
+        start_ms: the wall time (ms) at which game time 0 is, or None: not started until
+            :meth:`start`.
 
     Raises:
         ValueError: a bad opponent, seat or time, naming it.
@@ -101,7 +116,7 @@ class RealtimeGame:
 
     def __init__(self, opponent: str = "racer@club", *, human_seat: int = 0, motor_ms: int = 50,
                  tick_ms: int = 25, seed: int = 0, game_id: int = 0, slap_timeout_ms: int = 5000,
-                 config: SpitConfig | None = None, deal=None, start_ms: float = 0.0):
+                 config: SpitConfig | None = None, deal=None, start_ms: float | None = 0.0):
         if human_seat not in (0, 1) or isinstance(human_seat, bool):
             raise ValueError(f"human_seat must be 0 or 1, got {human_seat!r}")
         for name, value, lo, hi in (("motor_ms", motor_ms, 1, 10_000),
@@ -126,12 +141,14 @@ class RealtimeGame:
         self.config = self.match.config
         self.policy = self.match.policies[self.bot]
         self.opponent = self.match.players[self.bot].label
+        self.opponent_name = owner_name(self.opponent)  # "racer" of "racer@club": its piles
         self.state = self.match.state.copy()  # the table shown: the match steps ahead of it
         names = [None, None]
         names[self.human] = {"name": HUMAN, "latency": f"{self.motor_ms} ms motor + reaction"}
         names[self.bot] = {"name": self.opponent}
         self.recorder = replay.Recorder(self.state, names, deal=deal)
-        self.offset = float(start_ms)
+        self.offset = math.inf if start_ms is None else float(start_ms)
+        self._paused_at: float | None = None
         self.keys: list[_Key] = []
         self.reactions: list[Reaction] = []
         self.messages: list[str] = []  # for the interface: refused / dropped keys
@@ -157,9 +174,22 @@ class RealtimeGame:
         """The game waits for the key of a compulsory move of the human (a slap, D11)."""
         return self._hold_since is not None
 
+    @property
+    def started(self) -> bool:
+        """:meth:`start` was called (or the game was made with a ``start_ms``)."""
+        return self.offset != math.inf
+
+    @property
+    def paused(self) -> bool:
+        """The game is paused (:meth:`pause`): game time stands still."""
+        return self._paused_at is not None
+
     def game_ms(self, wall_ms: float) -> float:
-        """Game time at wall time ``wall_ms`` (negative before the start)."""
-        return wall_ms - self.offset
+        """Game time at wall time ``wall_ms``.
+
+        Negative before the start, -inf if not started; while paused, the time of the pause.
+        """
+        return (wall_ms if self._paused_at is None else self._paused_at) - self.offset
 
     def human_mask(self) -> np.ndarray:
         """(23,) bool: the human's legal moves now (egocentric ids)."""
@@ -168,7 +198,7 @@ class RealtimeGame:
     def describe(self, action: int) -> str:
         """A human's move in words, on the table now ("7♥ onto your pile")."""
         kind, s = int(rules.ACTION_KIND[action]), int(rules.ACTION_STOCK[action])
-        pile = "your pile" if rules.ACTION_PILE[action] == 0 else f"{self.opponent}'s pile"
+        pile = "your pile" if rules.ACTION_PILE[action] == 0 else f"{self.opponent_name}'s pile"
         place = self.snapshot["stocks"][self.human][s] if s >= 0 else []
         top = card_label(place[-1][0]) if place and place[-1][1] else f"stock {s + 1}"
         if kind == rules.KIND_PLAY:
@@ -222,6 +252,8 @@ class RealtimeGame:
         action = rules.check_action(action)
         if self.over:
             return "the game is over"
+        if self.paused:
+            return "the game is paused"
         at = self.game_ms(wall_ms)
         if at < 0:
             return "wait for the start"
@@ -235,9 +267,52 @@ class RealtimeGame:
         self.keys.append(_Key(action, at, self.last_event_ms, held))
         return None
 
+    def start(self, wall_ms: float, countdown_ms: float = 0.0) -> None:
+        """Start the clock: game time 0 is ``countdown_ms`` after wall time ``wall_ms``.
+
+        Raises:
+            ValueError: the game was started already.
+        """
+        if self.started:
+            raise ValueError("the game has started already")
+        self.offset = float(wall_ms) + float(countdown_ms)
+
+    def pause(self, wall_ms: float) -> None:
+        """Stop game time at wall time ``wall_ms`` (keys are refused until :meth:`resume`).
+
+        Raises:
+            ValueError: the game has not started, is over or is paused already.
+        """
+        if not self.started or self.over or self.paused:
+            raise ValueError("only a running game can be paused")
+        self._paused_at = float(wall_ms)
+
+    def resume(self, wall_ms: float) -> None:
+        """Let game time run again from where it stopped.
+
+        The table coming back counts as an event for the reaction times.
+
+        Raises:
+            ValueError: the game is not paused.
+        """
+        if not self.paused:
+            raise ValueError("the game is not paused")
+        gap = float(wall_ms) - self._paused_at
+        now = self.game_ms(self._paused_at)
+        self._paused_at = None
+        self.offset += gap
+        if self._hold_since is not None:
+            self._hold_since += gap
+        self.last_event_ms = max(self.last_event_ms, math.ceil(max(now, 0.0)))
+
     def stop(self) -> None:
         """End the game early (the human quits); the record says it was stopped."""
         self.stopped = True
+        self._paused_at = None
+
+    def latencies_ms(self) -> list[int]:
+        """The human's latency of each keyed move so far: reaction + ``motor_ms``, ms."""
+        return [r.reaction_ms + self.motor_ms for r in self.reactions]
 
     # --- running ----------------------------------------------------------------------------------
     def _human_action(self, wall_ms: float, clock: int, mask: np.ndarray):
@@ -254,7 +329,8 @@ class RealtimeGame:
                 while self.keys and self.keys[0].at_ms <= clock:
                     self.keys.pop(0)
                     self.messages.append("one card at a time: a second key was dropped")
-                return key.action, key, -1
+                # the hand moved from the key press on: it lands motor_ms after it
+                return key.action, key, max(1, math.ceil(key.at_ms) + self.motor_ms - clock)
             self.messages.append(f"too late: {self.describe(key.action)} is no longer possible")
         if mask[rules.WAIT]:
             return rules.WAIT, None, -1
@@ -278,7 +354,7 @@ class RealtimeGame:
             the events that happened (dicts, as ``EventLog.for_row``), in order.
         """
         happened: list[dict] = []
-        while not self.over:
+        while not self.over and not self.paused and self.started:
             if self._pending is None:
                 clock = int(self.snapshot["clock_ms"])
                 if self.game_ms(wall_ms) < clock:
@@ -349,3 +425,132 @@ def reaction_summary(reactions: Sequence[Reaction], motor_ms: int) -> dict:
             "presets": presets,
             "closest_median": min(presets, key=lambda n: abs(presets[n]["median_ms"] - median)),
             "closest_mean": min(presets, key=lambda n: abs(presets[n]["mean_ms"] - mean))}
+
+
+def owner_name(player: str) -> str:
+    """The name a player's piles go by: its policy, without the latency.
+
+    "racer" of "racer@club"; the file name of a model path.
+    """
+    name = player.partition("@")[0]
+    return Path(name).name if "/" in name or "\\" in name else name
+
+
+def _closeness(a: Latency, b: Latency) -> float:
+    """The largest gap between two models' distribution functions (as the core draws them)."""
+    grid = np.union1d(a.table, b.table)
+    fa = np.searchsorted(a.table, grid, side="right") / a.table.size
+    fb = np.searchsorted(b.table, grid, side="right") / b.table.size
+    return float(np.abs(fa - fb).max())
+
+
+def person_profile(latencies_ms: Sequence[float], points: int = 240) -> dict:
+    """A person's latencies fitted into the presets' family and set beside the presets.
+
+    For the end screens: the fit (``spit_env.Latency.fit``), each preset's distance from it and
+    the densities to draw.
+
+    Args:
+        latencies_ms: the person's latencies (reaction + motor time), ms.
+        points: the number of times the densities are given at.
+
+    Returns:
+        dict: ``moves`` (count); ``fit`` (a ``LatencyFit``, or None with fewer than
+        ``latency_fit.MIN_SAMPLES`` moves or no spread) and ``why_not`` (why not, else "");
+        ``distance`` {preset: the largest gap between its distribution function and the fit's,
+        0-1} and ``closest`` (the preset of the smallest), both empty / None without a fit;
+        ``density``: ``ms`` (points,) times and one (points,) list per model, ``you`` (None
+        without a fit) and each preset, densities per ms.
+    """
+    lat = np.asarray(latencies_ms, dtype=float)
+    fit, why_not = None, ""
+    if lat.size < MIN_SAMPLES:
+        why_not = f"{lat.size} timed moves: a profile needs at least {MIN_SAMPLES}"
+    else:
+        try:
+            fit = Latency.fit(lat)
+        except ValueError as err:
+            why_not = str(err)
+    presets = {name: Latency.preset(name) for name in PRESETS}
+    models = dict(presets, **({"you": fit.latency} if fit else {}))
+    top = max(float(np.quantile(m.table, 0.995)) for m in models.values())
+    grid = np.linspace(0.0, top * 1.05, points)
+    density = {"ms": grid.round(1).tolist(), "you": None}
+    density.update({name: m.pdf(grid).tolist() for name, m in models.items()})
+    distance = {name: _closeness(fit.latency, m) for name, m in presets.items()} if fit else {}
+    return {"moves": int(lat.size), "fit": fit, "why_not": why_not, "distance": distance,
+            "closest": min(distance, key=distance.get) if distance else None, "density": density}
+
+
+class Sitting:
+    """The games a person plays in one sitting (a game and its rematches) and their profile.
+
+    Each game is a :class:`RealtimeGame` against the same opponent, game ids ``game_id``,
+    ``game_id + 1``, ... of ``seed``, not started until its front end starts it; the latencies of
+    all of them are pooled into one profile (:meth:`profile`, saved by :meth:`save_profile`).
+
+    Args:
+        opponent: the player string, as :class:`RealtimeGame` takes.
+        seed, game_id: the first game.
+        profile_path: where :meth:`save_profile` writes the profile file (None: nowhere).
+        **options: the other arguments of :class:`RealtimeGame` (human_seat, motor_ms, ...).
+
+    Raises:
+        ValueError: as :class:`RealtimeGame`.
+    """
+
+    def __init__(self, opponent: str, *, seed: int = 0, game_id: int = 0,
+                 profile_path: Path | None = None, **options):
+        self.opponent, self.seed, self.first_game_id = opponent, seed, game_id
+        self.profile_path = Path(profile_path) if profile_path is not None else None
+        self.options = options
+        self.games: list[RealtimeGame] = []
+        self.new_game()
+
+    @property
+    def game(self) -> RealtimeGame:
+        """The game being played (the last one)."""
+        return self.games[-1]
+
+    def new_game(self) -> RealtimeGame:
+        """A rematch: the next game id, not started. Stops the game before if it still runs."""
+        if self.games and not self.game.over:
+            self.game.stop()
+        self.games.append(RealtimeGame(self.opponent, seed=self.seed,
+                                       game_id=self.first_game_id + len(self.games),
+                                       start_ms=None, **self.options))
+        return self.game
+
+    def latencies_ms(self) -> list[int]:
+        """The human's latencies over every game of the sitting, in order."""
+        return [ms for g in self.games for ms in g.latencies_ms()]
+
+    def profile(self) -> dict:
+        """:func:`person_profile` of the sitting's latencies."""
+        return person_profile(self.latencies_ms())
+
+    def save_profile(self, profile: dict | None = None) -> Path | None:
+        """Write the sitting's fitted profile to ``profile_path``.
+
+        Args:
+            profile: :meth:`profile`'s result, if the caller has it already.
+
+        Returns:
+            the path written, or None (no ``profile_path``, or no fit).
+        """
+        profile = profile if profile is not None else self.profile()
+        if self.profile_path is None or profile["fit"] is None:
+            return None
+        games = len(self.games)
+        source = (f"experiments.play: {profile['moves']} moves in {games} "
+                  f"game{'s' if games != 1 else ''} against {self.opponent}, "
+                  f"motor time {self.game.motor_ms} ms, tick {self.game.tick_ms} ms")
+        return profile["fit"].save(self.profile_path, source=source)
+
+
+def reuse_lines(path: Path, opponent: str = "racer") -> list[str]:
+    """How to use a saved profile: the commands, for an end screen."""
+    where = shlex.quote(str(path))
+    return [f"python -m experiments.tournament --players {opponent}@{where},{opponent}@club",
+            f"python -m experiments.play --opponent {opponent}@{where}",
+            f"spit_env.Latency.load({str(path)!r})"]

@@ -18,60 +18,30 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.css.query import NoMatches
-from textual.widgets import Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import HelpPanel, Static
 
-from experiments.realtime.engine import RealtimeGame, reaction_summary
+from experiments.realtime.engine import (
+    RealtimeGame,
+    person_profile,
+    reaction_summary,
+    reuse_lines,
+)
+from experiments.realtime.keys import GAME_KEYS, KEYMAP, key_action, press_key
 from spit_env import replay, rules
 from spit_env.replay.html import card_label, write_html
 
-__all__ = ["PlayApp", "KEYMAP", "key_action", "summary_lines"]
-
-#: The keys of the five stock places, per kind of move (column s = stock place s).
-KEYMAP = {
-    "fits": "12345",  # play where it fits: your pile first
-    "own": "qwert",  # play onto your own centre pile (drawn on the left)
-    "opp": "asdfg",  # play onto the opponent's centre pile (drawn on the right)
-    "fill": "zxcvb",  # fill an empty place from this place, or turn its top up (auto_flip off)
-}
-SLAP_KEYS = {"left": 0, "right": 1}  # slap your pile / the opponent's (egocentric piles)
+__all__ = ["PlayApp", "GameScreen", "StopDialog", "KEYMAP", "key_action", "summary_lines",
+           "profile_lines"]
 
 _FACE = {False: "bold #161616 on #f4f1e8", True: "bold #c62828 on #f4f1e8"}
 _BACK = "#9fb8ee on #24427c"
 _DIM = "#5b7565"
 _P = ("bold #4fc3f7", "bold #ffb74d")  # seat colours, as in the HTML replay
-
-
-def key_action(key: str, mask) -> int | None:
-    """The egocentric action id a key asks for (:data:`KEYMAP`, the arrows for SLAP).
-
-    "Where it fits" and "fill or flip" pick the legal one (own pile first); if none is legal, the
-    plain PLAY onto the own pile / FILL is returned (and refused by the game).
-
-    Args:
-        key: a Textual key name.
-        mask: (23,) bool, the human's legal moves.
-
-    Returns:
-        an action id 0-22, or None if the key is not a move key.
-    """
-    for kind, keys in KEYMAP.items():
-        if key in keys:
-            s = keys.index(key)
-            if kind == "own":
-                return rules.play_action(s, 0)
-            if kind == "opp":
-                return rules.play_action(s, 1)
-            if kind == "fits":
-                legal = [a for a in (rules.play_action(s, 0), rules.play_action(s, 1)) if mask[a]]
-                return legal[0] if legal else rules.play_action(s, 0)
-            legal = [a for a in (rules.fill_action(s), rules.flip_action(s)) if mask[a]]
-            return legal[0] if legal else rules.fill_action(s)
-    if key in SLAP_KEYS:
-        return rules.slap_action(SLAP_KEYS[key])
-    return None
 
 
 # --- drawing -------------------------------------------------------------------------------------
@@ -113,7 +83,7 @@ def _hand(game: RealtimeGame, seat: int, now: float) -> Text:
         return line
     a = fl["action"]
     kind = int(rules.ACTION_KIND[a])
-    pile = "your" if (rules.ACTION_PILE[a] == 0) == me else f"{game.opponent}'s"
+    pile = "your" if (rules.ACTION_PILE[a] == 0) == me else f"{game.opponent_name}'s"
     if kind == rules.KIND_PLAY:
         what = f"{card_label(fl['card'])} → {pile} pile"
     elif kind == rules.KIND_FILL:
@@ -131,7 +101,7 @@ def _seat_head(game: RealtimeGame, seat: int) -> Text:
     snap = game.snapshot
     stock = sum(len(p) for p in snap["stocks"][seat])
     spit = len(snap["spit"][seat])
-    name = "you" if seat == game.human else game.opponent
+    name = "you" if seat == game.human else game.opponent_name
     lat = f"  ({game.motor_ms} ms motor time)" if seat == game.human else \
         f"  ({game.config.latency[seat].label} latency)"
     head = Text("  ● ", _P[seat]).append(name, "bold").append(lat, _DIM)
@@ -159,7 +129,7 @@ def table_text(game: RealtimeGame, now: float, hints: bool = False) -> Text:
     cells = [_card_rows([[pile[-1], True]] if pile else None) for pile in piles]
     spit = [len(snap["spit"][me]), len(snap["spit"][opp])]
     left = Text(f"your spit ×{spit[0]}".rjust(14) + "  ", _DIM)
-    right = Text(f"  {game.opponent}'s spit ×{spit[1]}", _DIM)
+    right = Text(f"  {game.opponent_name}'s spit ×{spit[1]}", _DIM)
     for r in range(3):
         line = Text(" " * 2)
         line.append_text(left if r == 1 else Text(" " * 16))
@@ -169,7 +139,7 @@ def table_text(game: RealtimeGame, now: float, hints: bool = False) -> Text:
         lines.append(line)
     sizes = [("1 card" if len(p) == 1 else f"{len(p)} cards") if p else "no pile" for p in piles]
     lines.append(Text(" " * 16 + "your pile".center(9) + " " * 5
-                      + f"{game.opponent}'s".center(9), _DIM))
+                      + f"{game.opponent_name}'s".center(9), _DIM))
     lines.append(Text(" " * 16 + sizes[0].center(9) + " " * 5 + sizes[1].center(9), _DIM))
     lines += [Text(""), _hand(game, me, now)]
     lines += _row([_card_rows(p) for p in snap["stocks"][me]])
@@ -186,14 +156,15 @@ def table_text(game: RealtimeGame, now: float, hints: bool = False) -> Text:
 def keys_text(game: RealtimeGame) -> Text:
     """The key legend, one row per kind of move, columns under the stock places."""
     rows = [("fits", "play where it fits (your pile first)"), ("own", "onto your pile (left)"),
-            ("opp", f"onto {game.opponent}'s pile (right)"),
+            ("opp", f"onto {game.opponent_name}'s pile (right)"),
             ("fill", "fill an empty place / turn up")]
     lines = []
     for kind, text in rows:
         keys = " ".join(k.upper().center(5) for k in KEYMAP[kind])
         lines.append(Text("  keys  " if kind == "fits" else " " * 8, _DIM)
                      .append(keys, "bold").append("   " + text, _DIM))
-    lines.append(Text("  ← / →  slap your / their pile     Esc  stop the game", _DIM))
+    lines.append(Text("  ← / →  slap your / their pile    Space  start / pause    F1  keys    "
+                      "Esc  stop", _DIM))
     return Text("\n").join(lines)
 
 
@@ -231,15 +202,117 @@ def summary_lines(game: RealtimeGame) -> list[str]:
     return lines
 
 
+_BARS = " ▁▂▃▄▅▆▇█"
+
+
+def profile_lines(profile: dict, saved: Path | None = None, opponent: str = "racer",
+                  columns: int = 48) -> list[str]:
+    """A person's fitted latency beside the presets, as plain text lines.
+
+    Args:
+        profile: ``engine.person_profile``'s result.
+        saved: where the profile file was written (its reuse commands follow), or None.
+        opponent: the player the reuse commands name.
+        columns: the width of the density rows.
+    """
+    fit = profile["fit"]
+    if fit is None:
+        return [f"No latency profile: {profile['why_not']}."]
+    lines = [f"Your latency profile over {fit.n} moves (a log-normal from {fit.shift_ms:.0f} ms): "
+             f"mean {fit.mean_ms:.0f} ms, sd {fit.std_ms:.0f} ms, median {fit.median_ms:.0f} ms",
+             f"  closest preset: {profile['closest']} (largest gap between the distribution "
+             "functions: " + ", ".join(f"{n} {d:.2f}" for n, d in profile["distance"].items())
+             + ")"]
+    density = profile["density"]
+    ms = np.asarray(density["ms"])
+    names = ["you", *(n for n in density if n not in ("ms", "you"))]
+    edges = np.linspace(0, len(ms), columns + 1).astype(int)
+    spans = list(zip(edges[:-1], edges[1:], strict=True))
+    rows = {n: np.array([np.mean(density[n][a:b]) for a, b in spans]) for n in names}
+    top = max(r.max() for r in rows.values())
+    for name in names:
+        bars = "".join(_BARS[int(round(v / top * (len(_BARS) - 1)))] for v in rows[name])
+        lines.append(f"  {name:<7}│{bars}│")
+    lines.append(f"  {'':<7} 0 ms{ms[-1]:>{columns - 4}.0f} ms")
+    if saved is not None:
+        lines.append(f"Saved your profile: {saved}. A bot at your speed:")
+        lines += ["  " + line for line in reuse_lines(saved, opponent)]
+    return lines
+
+
+class StopDialog(ModalScreen[bool]):
+    """"Stop the game?": Y stops it, N or Esc goes back to it (and only that)."""
+
+    DEFAULT_CSS = """
+    StopDialog { align: center middle; background: #0f1a14 60%; }
+    #dialog { width: 44; height: auto; border: round #ffd54f; background: #17301f; padding: 1 2; }
+    """
+
+    def compose(self) -> ComposeResult:
+        """One box: the question and its keys."""
+        yield Static(Text("Stop the game?\n\n", "bold").append("[Y] stop   [N] / [Esc] go on",
+                                                                 "#ffd54f"), id="dialog")
+
+    def on_key(self, event) -> None:
+        """Y stops, N / Esc closes the dialog; no key reaches the game below."""
+        event.stop()
+        if event.key in ("y", "enter"):
+            self.dismiss(True)
+        elif event.key in ("n", "escape"):
+            self.dismiss(False)
+
+
+class GameScreen(Screen):
+    """The table, the status lines and the key legend; the game's keys.
+
+    Its keys reach it only while it is the screen on top: a dialog or Textual's command palette
+    over it takes every key, the Esc that closes it included. Textual's help panel (F1) lies on it:
+    while it is open the game keys do nothing and Esc (or F1) closes only the panel.
+    """
+
+    def compose(self) -> ComposeResult:
+        """The three panes: the table, the status lines, the key legend."""
+        yield Static(id="table")
+        yield Static(id="status")
+        yield Static(id="keys")
+
+    def on_mount(self) -> None:
+        """The widgets are there: draw them."""
+        self.app.show("#keys", keys_text(self.app.game))
+        self.app.tick()
+
+    def help_open(self) -> bool:
+        """Textual's help panel is shown on this screen."""
+        return bool(self.query(HelpPanel))
+
+    def on_screen_suspend(self) -> None:
+        """An overlay came on top (a dialog, the command palette): the game pauses."""
+        self.app.tick()
+
+    def on_screen_resume(self) -> None:
+        """The overlay is gone: the game goes on if it paused for it."""
+        self.app.tick()
+
+    def on_key(self, event) -> None:
+        """Handle a key (:meth:`PlayApp.key`)."""
+        self.app.key(event)
+
+
 class PlayApp(App):
     """Spit against a bot in the terminal.
 
+    The game starts when the player presses Space (then ``countdown_ms`` of "get ready"); Space
+    pauses and resumes it, and any overlay (the stop dialog, Textual's command palette or help
+    panel) pauses it while it is open. At the end the result, the human's latency beside the
+    presets and its fitted profile are shown; the profile is saved to ``profile_to``.
+
     Args:
-        game: the game to run (its clock offset is set when the app mounts).
+        game: the game to run (not started: the app starts it).
         clock: returns the wall time in ms (default: ``time.monotonic``, in ms); tests pass their
             own to drive time.
-        countdown_ms: the game starts this long after the app does.
+        countdown_ms: the game starts this long after Space.
         save_to: the replay's path without extension (default ``spit-replay``).
+        profile_to: where the fitted profile is saved at the end (None: not saved).
         hints: mark the stock places that have a legal play.
         tick_s: seconds between two ticks of the game (default 1/60; tests make it short to
             have the timer fire during the app's shutdown).
@@ -254,33 +327,35 @@ class PlayApp(App):
     """
 
     def __init__(self, game: RealtimeGame, *, clock: Callable[[], float] | None = None,
-                 countdown_ms: int = 3000, save_to: Path | None = None, hints: bool = False,
-                 tick_s: float = 1 / 60):
+                 countdown_ms: int = 3000, save_to: Path | None = None,
+                 profile_to: Path | None = None, hints: bool = False, tick_s: float = 1 / 60):
         super().__init__()
         self.game = game
         self.clock = clock or (lambda: time.monotonic() * 1000.0)
         self.save_to = Path(save_to) if save_to else None
+        self.profile_to = Path(profile_to) if profile_to else None
         self.hints = hints
         self.countdown_ms = countdown_ms
         self.log_lines: list[Text] = []
         self.saved: list[Path] = []
+        self.profile: dict | None = None
+        self.profile_saved: Path | None = None
         self.finished = False
+        self._end_text = Text("")
+        self._shown: dict[str, object] = {}
         self.tick_s = tick_s
+        self.game_screen = GameScreen()
         self._ticker = None
         self._leaving = False
+        self._overlay_paused = False
 
-    def compose(self) -> ComposeResult:
-        """The three panes: the table, the status lines, the key legend."""
-        yield Static(id="table")
-        yield Static(id="status")
-        yield Static(id="keys")
+    def get_default_screen(self) -> Screen:
+        """The game's screen, at the bottom of the stack."""
+        return self.game_screen
 
     def on_mount(self) -> None:
-        """Start the game clock after the countdown and tick 60 times a second."""
-        self.game.offset = self.clock() + self.countdown_ms
-        self.show("#keys", keys_text(self.game))
+        """Tick 60 times a second (the game screen draws itself once mounted)."""
         self._ticker = self.set_interval(self.tick_s, self.tick)
-        self.tick()
 
     # --- shutdown -----------------------------------------------------------------------------
     def _stop_ticking(self) -> None:
@@ -299,7 +374,9 @@ class PlayApp(App):
         self._stop_ticking()
 
     def show(self, selector: str, content) -> bool:
-        """Put ``content`` in the widget ``selector`` if the app is not leaving and it is there.
+        """Put ``content`` in the game screen's widget ``selector``.
+
+        Only while the app is not leaving and the widget is there.
 
         Returns:
             whether it was shown.
@@ -307,11 +384,38 @@ class PlayApp(App):
         if self._leaving or not self.is_running:
             return False
         try:
-            widget = self.query_one(selector, Static)
+            widget = self.game_screen.query_one(selector, Static)
         except NoMatches:  # the screen is being taken down
             return False
-        widget.update(content)
+        if self._shown.get(selector) != content:  # a redraw only for a change
+            self._shown[selector] = content
+            widget.update(content)
         return True
+
+    # --- overlays -----------------------------------------------------------------------------
+    def overlay(self) -> str | None:
+        """The overlay open over the game ("help", or the screen on top), or None."""
+        try:
+            top = self.screen
+        except ScreenStackError:  # the app is being taken down
+            return None
+        if top is not self.game_screen:
+            return type(top).__name__
+        if self.game_screen.help_open():
+            return "help"
+        return None
+
+    def _follow_overlays(self, wall: float) -> None:
+        """Pause the running game while an overlay is open; resume it once none is."""
+        game = self.game
+        open_now = self.overlay() is not None
+        if open_now and game.started and not game.over and not game.paused:
+            game.pause(wall)
+            self._overlay_paused = True
+        elif not open_now and self._overlay_paused:
+            self._overlay_paused = False
+            if game.paused:
+                game.resume(wall)
 
     # --- time ---------------------------------------------------------------------------------
     def tick(self) -> None:
@@ -323,6 +427,7 @@ class PlayApp(App):
             return
         wall = self.clock()
         if not self.finished:
+            self._follow_overlays(wall)
             for ev in self.game.advance(wall):
                 self._narrate(ev)
             for msg in self.game.messages:
@@ -332,19 +437,28 @@ class PlayApp(App):
                 self.finished = True
                 self._show_end()
         now = self.game.game_ms(wall)
-        self.show("#table", table_text(self.game, now, self.hints))
-        if not self.finished:
-            self.show("#status", self._status(now))
+        if self.game.paused and not self.finished:
+            self.show("#table", Text("\n" * 8 + "paused: the cards are hidden".center(80),
+                                     "bold #ffd54f"))
+        else:
+            self.show("#table", table_text(self.game, max(now, 0.0), self.hints))
+        self.show("#status", self._end_text if self.finished else self._status(now))
 
     def _status(self, now: float) -> Text:
         snap = self.game.snapshot
-        if now < 0:
+        if not self.game.started:
+            head = Text(f"  Press Space to start  ·  you against {self.game.opponent}",
+                        "bold #ffd54f")
+        elif self.game.paused:
+            head = Text("  Paused  ·  Space to go on" if not self._overlay_paused else
+                        "  Paused while the overlay is open", "bold #ffd54f")
+        elif now < 0:
             head = Text(f"  Get ready… {int(-now) // 1000 + 1}", "bold #ffd54f")
         elif self.game.holding or snap["phase"] == "slap":
             me, opp = self.game.human, self.game.bot
             head = Text(f"  SLAP!  ← your pile ({len(snap['centre'][me])} cards)   → "
-                        f"{self.game.opponent}'s pile ({len(snap['centre'][opp])} cards) — the "
-                        "smaller one is better", "bold #ffd54f")
+                        f"{self.game.opponent_name}'s pile ({len(snap['centre'][opp])} cards) — "
+                        "the smaller one is better", "bold #ffd54f")
         else:
             head = Text(f"  clock {_clock(now)} · round {snap['round'] + 1} · {snap['phase']}",
                         "bold")
@@ -356,10 +470,11 @@ class PlayApp(App):
 
     def _narrate(self, ev: dict) -> None:
         p, t = ev["player"], ev["type"]
-        who = "you" if p == self.game.human else self.game.opponent
+        who = "you" if p == self.game.human else self.game.opponent_name
         pile = ""
         if ev.get("pile", -1) >= 0:
-            pile = "your pile" if ev["pile"] == self.game.human else f"{self.game.opponent}'s pile"
+            pile = "your pile" if ev["pile"] == self.game.human else \
+                f"{self.game.opponent_name}'s pile"
         style = _P[p] if p >= 0 else "bold"
         if t == "play":
             self._say(Text(f"{who} played {card_label(ev['card'])} on {pile}", style))
@@ -375,45 +490,87 @@ class PlayApp(App):
                            "bold"))
 
     # --- input --------------------------------------------------------------------------------
-    def on_key(self, event) -> None:
-        """Handle a key: a move goes to the game (a refusal is shown), Esc stops the game.
+    def key(self, event) -> None:
+        """A key on the game screen (no dialog or palette over it).
 
-        At the end, S saves the replay and Q (or Esc) quits.
+        With the help panel open, Esc or F1 closes it and nothing else happens. Otherwise: a
+        move key goes to the game (a refusal is shown), Space starts, pauses or resumes, F1
+        opens the help panel, Esc asks whether to stop. At the end, S saves the replay and Q (or
+        Esc) quits.
         """
         key = event.key
         if self._leaving:
             return
+        event.stop()
         if self.finished:
             if key == "s":
                 self.save()
             elif key in ("q", "escape"):
                 self.exit(self.game)
             return
-        if key == "escape":
-            self.game.stop()
-            self.tick()
+        if self.game_screen.help_open():
+            if key in ("escape", "f1"):
+                self.action_hide_help_panel()
+                self.call_after_refresh(self.tick)
             return
-        action = key_action(key, self.game.human_mask())
-        if action is None:
+        wall = self.clock()
+        if key == "f1":
+            self.action_show_help_panel()
+            self.call_after_refresh(self.tick)
+        elif key == "escape":
+            self.push_screen(StopDialog(), self._stop_answer)
+        elif key == "space":
+            self._space(wall)
+        elif key in GAME_KEYS:
+            self._move(key, wall)
+        self.tick()
+
+    def _space(self, wall: float) -> None:
+        game = self.game
+        if not game.started:
+            game.start(wall, self.countdown_ms)
+        elif game.paused:
+            game.resume(wall)
+        elif not game.over:
+            game.pause(wall)
+
+    def _move(self, key: str, wall: float) -> None:
+        if not self.game.started:
+            self._say(Text("press Space to start", "#ff8a80"))
             return
-        event.stop()
-        refused = self.game.press(action, self.clock())
-        if refused and key in KEYMAP["fits"] and refused.startswith("not possible"):
-            place = self.game.snapshot["stocks"][self.game.human][KEYMAP["fits"].index(key)]
-            refused = f"{card_label(place[-1][0])} fits neither pile" if place and place[-1][1] \
-                else "nothing to play from that place"
+        if self.game.paused:
+            self._say(Text("paused: Space to go on", "#ff8a80"))
+            return
+        _, refused = press_key(self.game, key, wall)
         if refused:
             self._say(Text(refused, "#ff8a80"))
+
+    def _stop_answer(self, stop: bool | None) -> None:
+        if stop and not self._leaving:
+            self.game.stop()
+            self._overlay_paused = False
         self.tick()
 
     # --- the end ------------------------------------------------------------------------------
-    def _show_end(self) -> None:
+    def _end_lines(self) -> list[Text]:
         lines = [Text(line) for line in summary_lines(self.game)]
         lines[0].stylize("bold")
+        lines += [Text(line) for line in profile_lines(
+            self.profile, self.profile_saved, self.game.opponent.partition("@")[0])]
+        return lines
+
+    def _show_end(self) -> None:
+        self.profile = person_profile(self.game.latencies_ms())
+        if self.profile_to is not None and self.profile["fit"] is not None:
+            self.profile_saved = self.profile["fit"].save(
+                self.profile_to, source=f"experiments.play (terminal): {self.profile['moves']} "
+                f"moves against {self.game.opponent}, motor time {self.game.motor_ms} ms")
         where = self.save_to if self.save_to else Path("spit-replay")
+        lines = self._end_lines()
         lines.append(Text(f"[S] save the replay ({where}.json and .html)    [Q] quit",
                           "bold #ffd54f"))
-        self.show("#status", Text("\n").join(lines))
+        self._end_text = Text("\n").join(lines)
+        self.show("#status", self._end_text)
         self.show("#keys", "")
 
     def save(self) -> list[Path]:
@@ -428,7 +585,8 @@ class PlayApp(App):
                  write_html(record, base.with_name(base.name + ".html"),
                             title="Spit: you vs " + self.game.opponent)]
         self.saved = paths
-        lines = [Text(line) for line in summary_lines(self.game)]
+        lines = self._end_lines()
         lines.append(Text(f"saved {paths[0]} and {paths[1].name}    [Q] quit", "bold #66bb6a"))
-        self.show("#status", Text("\n").join(lines))
+        self._end_text = Text("\n").join(lines)
+        self.show("#status", self._end_text)
         return paths

@@ -28,7 +28,8 @@ from pathlib import Path
 from .. import rules
 from .record import validate
 
-__all__ = ["replay_html", "write_html", "moves_of", "marks_of", "card_label", "SUIT_SYMBOLS"]
+__all__ = ["replay_html", "write_html", "moves_of", "marks_of", "card_label", "table_view",
+           "resource", "spit_reason", "SUIT_SYMBOLS"]
 
 #: Suit symbols for suits 0-3 of D2 (clubs, diamonds, hearts, spades, as render.py's c d h s).
 SUIT_SYMBOLS = ("\u2663", "\u2666", "\u2665", "\u2660")
@@ -155,7 +156,7 @@ def marks_of(record: dict, moves: list[dict] | None = None) -> list[dict]:
                     "step": k + 1,
                     "kind": "spit",
                     "player": -1,
-                    "text": f"spit ({_spit_reason(spat[0]['value'], record)}): {cards}",
+                    "text": f"spit ({spit_reason(spat[0]['value'], record)}): {cards}",
                 }
             )
         for ev in step["events"]:
@@ -195,8 +196,11 @@ def marks_of(record: dict, moves: list[dict] | None = None) -> list[dict]:
     return marks
 
 
-def _spit_reason(value: int, record: dict) -> str:
-    """Why a spit happened, from its event value (docs/RULES.md "Events")."""
+def spit_reason(value: int, record: dict) -> str:
+    """Why a spit happened, from its event value and the record's config.
+
+    The values: docs/RULES.md, "Events".
+    """
     if value == rules.SPIT_STALL:
         return "nobody can play"
     if value == rules.SPIT_TIMEOUT:
@@ -214,8 +218,11 @@ def _step_seen(record: dict, move: dict) -> int:
     return len(steps)
 
 
-def _view(record: dict) -> dict:
-    moves = moves_of(record)
+def table_view() -> dict:
+    """What the shared table drawing (``page/table.js``) reads besides snapshots.
+
+    The cards' faces, the actions' kinds, stocks and piles, and the event values it words.
+    """
     return {
         "kinds": list(KIND_NAMES),
         "cards": [{"label": card_label(c), "rank": _RANK_LABELS[rules.rank(c) - 1],
@@ -224,17 +231,26 @@ def _view(record: dict) -> dict:
         "actions": [{"name": rules.ACTION_NAMES[a], "kind": int(rules.ACTION_KIND[a]),
                      "stock": int(rules.ACTION_STOCK[a]), "pile": int(rules.ACTION_PILE[a])}
                     for a in range(rules.N_ACTIONS)],
-        "moves": moves,
-        "marks": marks_of(record, moves),
         # event values the page words (docs/RULES.md "Events")
-        "spit_reasons": {str(v): _spit_reason(v, record)
-                         for v in (rules.SPIT_ROUND_START, rules.SPIT_STALL, rules.SPIT_TIMEOUT)},
         "round_end_emptied": rules.ROUND_END_EMPTIED,
         "game_end_truncated": rules.GAME_END_TRUNCATED,
     }
 
 
-def _resource(name: str) -> str:
+def _view(record: dict) -> dict:
+    moves = moves_of(record)
+    return dict(table_view(), moves=moves, marks=marks_of(record, moves),
+                spit_reasons={str(v): spit_reason(v, record) for v in
+                              (rules.SPIT_ROUND_START, rules.SPIT_STALL, rules.SPIT_TIMEOUT)})
+
+
+def resource(name: str) -> str:
+    """The text of one of the page's assets in ``page/`` (UTF-8).
+
+    ``table.html`` (the table's markup), ``table.css`` (its look) and ``table.js`` (its drawing:
+    ``window.SpitTable``) are shared with the live game's page (``experiments/realtime/web.py``);
+    ``page.html`` and ``replay.js`` are the replay's own.
+    """
     return resources.files(__package__).joinpath("page", name).read_text(encoding="utf-8")
 
 
@@ -253,11 +269,13 @@ def replay_html(record: dict, title: str | None = None) -> str:
     validate(record)
     names = [p["name"] for p in record["players"]]
     title = title or f"Spit replay: {names[0]} vs {names[1]}"
-    page = _resource("page.html")
+    page = resource("page.html")
     parts = {
         "__TITLE__": html.escape(title),
-        "/*__STYLE__*/": _resource("replay.css"),
-        "/*__SCRIPT__*/": _resource("replay.js"),
+        "/*__STYLE__*/": resource("table.css"),
+        "<!--__TABLE__-->": resource("table.html"),
+        "/*__TABLE_SCRIPT__*/": resource("table.js"),
+        "/*__SCRIPT__*/": resource("replay.js"),
         "__DATA__": _script_json({"record": record, "view": _view(record)}),
     }
     pattern = re.compile("|".join(re.escape(key) for key in parts))

@@ -1,5 +1,6 @@
-// spit-env replay viewer: draws the recorded snapshots of one game. It knows no rule of Spit:
-// the table is the snapshot of the step shown, moves / races / marks come from the page data.
+// spit-env replay viewer: draws the recorded snapshots of one game with the shared table drawing
+// (table.js). It knows no rule of Spit: the table is the snapshot of the step shown, moves / races
+// / marks come from the page data.
 (() => {
   "use strict";
   const DATA = JSON.parse(document.getElementById("spit-replay-data").textContent);
@@ -12,15 +13,14 @@
   const NAMES = REC.players.map((p) => p.name);
   const KINDS = VIEW.kinds;
   const SPEEDS = [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32];
-  const COLORS = ["#4fc3f7", "#ffb74d"];
-  const KIND_COLORS = { fill: "#ba68c8", flip: "#9575cd", slap: "#ffd54f", wait: "#3f5a4b" };
+  const { COLORS, KIND_COLORS, GUTTER, fmtClock, esc, plural, sizeCanvas } = window.SpitTable;
   const $ = (id) => document.getElementById(id);
-  const GUTTER = 92; // px left of both timelines, for the players' names
   const icon = (d) => '<svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true"><path fill="currentColor" d="' + d + '"/></svg>';
   const ICON_PLAY = icon("M7 4v16l13-8z");
   const ICON_PAUSE = icon("M6 4h4.5v16H6zM13.5 4H18v16h-4.5z");
 
   const S = { frame: -1, t: 0, playing: false, speed: 3, hidden: false, lastWall: null, moveKeys: ["", ""] };
+  const T = window.SpitTable.create({ view: VIEW, names: () => NAMES, hidden: () => S.hidden, scoring: REC.config.scoring });
 
   // --- data derived once -------------------------------------------------------------------------
   const MOVES = [[], []]; // per player, in decision order (one hand: they never overlap)
@@ -44,17 +44,6 @@
   const PRIORITY = { game_end: 6, round_end: 5, slap: 4, race: 3, illegal: 2, spit: 1, bounce: 0 };
 
   // --- formatting --------------------------------------------------------------------------------
-  const pad = (n, w) => String(n).padStart(w, "0");
-  function fmtClock(ms) {
-    ms = Math.max(0, Math.round(ms));
-    return Math.floor(ms / 60000) + ":" + pad(Math.floor(ms / 1000) % 60, 2) + "." + pad(ms % 1000, 3);
-  }
-  const fmtMs = (ms) => Math.round(ms).toLocaleString("en-US") + " ms";
-  const cardText = (id) => (id >= 0 ? VIEW.cards[id].label : "?");
-  const pileName = (c) => NAMES[c] + "'s pile";
-  const esc = (s) => String(s).replace(/[&<>"]/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[ch]));
-  const who = (p) => '<span class="p' + p + '">' + esc(NAMES[p]) + "</span>";
-  const plural = (n, one) => n + " " + one + (n === 1 ? "" : "s");
   function frameAt(t) { // the last frame whose clock is <= t
     let lo = 0, hi = N - 1;
     while (lo < hi) {
@@ -63,180 +52,19 @@
     }
     return lo;
   }
-  function absPile(player, action) {
-    const c = VIEW.actions[action].pile;
-    return c < 0 ? -1 : c === 0 ? player : 1 - player;
-  }
 
-  // --- cards -------------------------------------------------------------------------------------
-  function cardEl(id, faceUp, extra) {
-    const el = document.createElement("div");
-    el.dataset.card = id;
-    if (!faceUp && !S.hidden) {
-      el.className = "card face-down" + (extra ? " " + extra : "");
-      el.title = "face down";
-      return el;
-    }
-    const c = VIEW.cards[id];
-    el.className = "card" + (c.red ? " red" : "") + (faceUp ? "" : " revealed") + (extra ? " " + extra : "");
-    el.title = c.label + (faceUp ? "" : " (face down)");
-    const corner = '<span class="r">' + c.rank + '</span><span class="s">' + c.suit + "</span>";
-    el.innerHTML = '<div class="corner">' + corner + '</div><div class="pip">' + c.suit +
-      '</div><div class="corner br">' + corner + "</div>";
-    return el;
-  }
-
-  // --- the table ---------------------------------------------------------------------------------
-  const GAP = () => parseFloat(getComputedStyle(document.documentElement).getPropertyValue("--gap")) || 13;
-  const CARD_H = () => parseFloat(getComputedStyle(document.documentElement).getPropertyValue("--card-h")) || 84;
-
+  // --- the table (drawn by table.js) ------------------------------------------------------------
   function renderPlaces(p, snap) {
-    const box = $("places" + p);
-    box.textContent = "";
-    const gap = GAP(), h = CARD_H();
     const m = moveAt(p, S.t);
-    const leaving = m && (m.kind === "play" || m.kind === "fill") ? m.stock : -1;
-    snap.stocks[p].forEach((place, s) => {
-      const el = document.createElement("div");
-      el.className = "place" + (place.length ? "" : " empty") + (s === leaving ? " leaving" : "");
-      el.dataset.player = p;
-      el.dataset.place = s;
-      el.dataset.cards = place.map((x) => x[0]).join(",");
-      el.dataset.up = place.map((x) => (x[1] ? 1 : 0)).join(",");
-      const n = place.length;
-      place.forEach(([id, up], k) => {
-        const card = cardEl(id, up, k === n - 1 ? "top" : "");
-        const depth = (n - 1 - k) * gap; // cards underneath peek out away from the centre
-        card.style.top = (p === 0 ? depth : 4 * gap - depth) + "px";
-        card.style.zIndex = k + 1;
-        el.appendChild(card);
-      });
-      if (!n) el.style.setProperty("--empty-top", (p === 0 ? 0 : 4 * gap) + "px");
-      el.title = "stock " + (s + 1) + ": " + plural(n, "card");
-      el.style.height = (h + 4 * gap) + "px";
-      box.appendChild(el);
-    });
+    T.renderPlaces(p, snap, m && (m.kind === "play" || m.kind === "fill") ? m.stock : -1);
   }
-
-  function renderPile(c, snap) {
-    const el = $("pile" + c);
-    const pile = snap.centre[c];
-    el.textContent = "";
-    el.dataset.cards = pile.join(",");
-    el.classList.toggle("none", pile.length === 0);
-    if (pile.length >= 3) el.appendChild(cardEl(pile[pile.length - 3], true, "under2"));
-    if (pile.length >= 2) el.appendChild(cardEl(pile[pile.length - 2], true, "under"));
-    if (pile.length >= 1) el.appendChild(cardEl(pile[pile.length - 1], true, "top"));
-    $("pile" + c + "-label").textContent = pile.length
-      ? pileName(c) + " \u00b7 " + plural(pile.length, "card") : NAMES[c] + ": no pile";
-  }
-
-  function renderSpit(p, snap) {
-    const el = $("spit" + p);
-    const spit = snap.spit[p];
-    el.textContent = "";
-    el.dataset.count = spit.length;
-    el.dataset.cards = spit.join(",");
-    if (!spit.length) {
-      el.innerHTML = '<div class="none">no spit cards</div>';
-    } else {
-      const shown = Math.min(spit.length, 4);
-      for (let k = shown - 1; k >= 0; k--) {
-        const card = cardEl(spit[k], false, k === 0 ? "next" : "");
-        card.style.left = (20 + (k - (shown - 1) / 2) * 6 * (p === 0 ? 1 : -1)) + "px";
-        card.style.top = (k * 2) + "px";
-        el.appendChild(card);
-      }
-    }
-    const count = document.createElement("div");
-    count.className = "count";
-    count.textContent = plural(spit.length, "spit card");
-    el.appendChild(count);
-  }
-
-  function moveText(p, action, card) {
-    const a = VIEW.actions[action];
-    const kind = KINDS[a.kind];
-    if (kind === "play") return cardText(card) + " \u2192 " + pileName(absPile(p, action));
-    if (kind === "fill") return cardText(card) + " \u2192 an empty place";
-    if (kind === "flip") return "turn up stock " + (a.stock + 1);
-    if (kind === "slap") return "slap " + pileName(absPile(p, action));
-    return "waiting";
-  }
-
-  function renderHand(p, snap) {
-    // the move in flight at the time shown: from the moves (a decision made at this very clock is
-    // in the next snapshot only), with its decision and landing times
-    const el = $("hand" + p);
-    const m = moveAt(p, S.t);
-    if (!m) {
-      el.className = "hand";
-      el.innerHTML = snap.phase === "over" ? "" : '<span class="free">hand free</span>';
-      return;
-    }
-    const lands = m.lands_ms !== undefined ? m.lands_ms : m.end_ms;
-    const frac = Math.min(1, Math.max(0, (S.t - m.start_ms) / Math.max(1, lands - m.start_ms)));
-    el.className = "hand" + (m.kind === "wait" ? " waiting" : "");
-    el.textContent = "";
-    if (m.card >= 0) el.appendChild(cardEl(m.card, true, "small"));
-    else {
-      const ghost = document.createElement("div");
-      ghost.className = "ghost";
-      ghost.textContent = m.kind === "wait" ? "\u2026" : m.kind === "slap" ? "SLAP" : "FLIP";
-      el.appendChild(ghost);
-    }
-    const text = document.createElement("div");
-    text.className = "move-text";
-    text.innerHTML = '<div class="what">' + esc(moveText(p, m.action, m.card)) + "</div>" +
-      '<div class="when">decided ' + fmtClock(m.start_ms) + ", lands " + fmtClock(lands) +
-      " (in " + fmtMs(Math.max(0, lands - S.t)) + ")</div>" +
-      '<div class="bar"><i style="width:' + (frac * 100).toFixed(1) + '%"></i></div>';
-    el.appendChild(text);
-  }
-
-  function renderTargets() {
-    const targets = [[], []];
-    for (let p = 0; p < 2; p++) {
-      const m = moveAt(p, S.t);
-      if (m && m.kind === "play") targets[m.pile].push(p);
-    }
-    for (let c = 0; c < 2; c++) {
-      const el = $("pile" + c);
-      el.classList.toggle("target-p0", targets[c].includes(0));
-      el.classList.toggle("target-p1", targets[c].includes(1));
-      el.classList.toggle("race", targets[c].length === 2);
-    }
-  }
-
-  function renderSeat(p, snap) {
-    const seat = $("seat" + p);
-    const stock = snap.stocks[p].reduce((n, place) => n + place.length, 0);
-    const spit = snap.spit[p].length;
-    let counts = "stock <b>" + stock + "</b> \u00b7 spit <b>" + spit + "</b> \u00b7 held <b>" + (stock + spit) + "</b>";
-    if (REC.config.scoring === "points") counts += " \u00b7 score <b>" + snap.scores[p] + "</b>";
-    seat.querySelector(".counts").innerHTML = counts;
-  }
-
-  function flash(el, cls) {
-    el.classList.remove(cls);
-    void el.offsetWidth; // restart the animation
-    el.classList.add(cls);
-  }
+  const renderHand = (p, snap) => T.renderHand(p, snap, moveAt(p, S.t), S.t);
+  const renderTargets = () => T.renderTargets([moveAt(0, S.t), moveAt(1, S.t)]);
 
   function showEvents(fromFrame, toFrame) {
     // flashes for the last step only, the banner for the most important mark passed
     const step = REC.steps[toFrame - 1];
-    if (step) {
-      step.events.forEach((ev) => {
-        if (ev.type === "play") flash($("pile" + ev.pile), "flash-p" + ev.player);
-        if (ev.type === "spit") flash($("pile" + ev.pile), "flash-spit");
-        if (ev.type === "bounce") {
-          const stock = VIEW.actions[ev.action].stock;
-          const place = $("places" + ev.player).children[stock];
-          if (place) flash(place, "bounce");
-        }
-      });
-    }
+    if (step) T.flashEvents(step.events);
     let best = null;
     for (let f = Math.max(fromFrame + 1, toFrame - 40); f <= toFrame; f++) {
       (MARKS_AT.get(f) || []).forEach((m) => {
@@ -254,27 +82,9 @@
   }
 
   // --- the event log -----------------------------------------------------------------------------
-  function eventHtml(ev) {
-    const p = ev.player;
-    switch (ev.type) {
-      case "play": return who(p) + " plays " + cardText(ev.card) + " on " + esc(pileName(ev.pile));
-      case "bounce": {
-        const m = MOVES[p].find((x) => x.end_ms === ev.clock_ms && x.outcome === "bounce");
-        const race = m && m.race_ms !== undefined
-          ? " \u2014 lost the race to " + cardText(m.race_card) + " by " + fmtMs(m.race_ms) : "";
-        return who(p) + "'s " + cardText(ev.card) + " bounces off " + esc(pileName(ev.pile)) + race;
-      }
-      case "fill": return who(p) + " moves " + cardText(ev.card) + " to an empty place";
-      case "flip": return who(p) + " turns up stock " + (VIEW.actions[ev.action].stock + 1);
-      case "spit": return who(p) + " spits " + cardText(ev.card) + " (" + esc(VIEW.spit_reasons[ev.value] || "spit") + ")";
-      case "slap": return who(p) + " slaps first and takes " + esc(pileName(ev.pile));
-      case "round_end": return "round over" + (p >= 0 ? ": " + who(p) + (ev.value === VIEW.round_end_emptied
-        ? " emptied its stocks" : " counts as first") : ": stall-out");
-      case "game_end": return "game over: " + (ev.value === VIEW.game_end_truncated ? "truncated"
-        : p >= 0 ? who(p) + " wins" : "a draw");
-      case "illegal": return who(p) + " sent an illegal move (" + esc(VIEW.actions[ev.action].name) + ")";
-      default: return esc(ev.type);
-    }
+  function raceOf(ev) { // the move that lost a race at this bounce, or null
+    const m = MOVES[ev.player].find((x) => x.end_ms === ev.clock_ms && x.outcome === "bounce");
+    return m && m.race_ms !== undefined ? m : null;
   }
 
   function renderLog() {
@@ -287,11 +97,8 @@
         const ev = evs[i];
         const li = document.createElement("li");
         li.className = ev.type + (k === S.frame - 1 ? " now" : "");
-        if (ev.type === "bounce") {
-          const m = MOVES[ev.player].find((x) => x.end_ms === ev.clock_ms && x.outcome === "bounce");
-          if (m && m.race_ms !== undefined) li.classList.add("race");
-        }
-        li.innerHTML = '<span class="t">' + fmtClock(ev.clock_ms) + "</span>" + eventHtml(ev);
+        if (ev.type === "bounce" && raceOf(ev)) li.classList.add("race");
+        li.innerHTML = '<span class="t">' + fmtClock(ev.clock_ms) + "</span>" + T.eventHtml(ev, ev.type === "bounce" ? raceOf(ev) : null);
         li.dataset.frame = k + 1;
         li.addEventListener("click", () => { pause(); goto(k + 1); });
         log.appendChild(li);
@@ -303,19 +110,6 @@
 
   // --- canvases ----------------------------------------------------------------------------------
   let overviewBase = null;
-  function sizeCanvas(cv) {
-    const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(200, cv.clientWidth);
-    const h = parseInt(cv.getAttribute("height"), 10);
-    if (cv.width !== Math.round(w * dpr)) {
-      cv.width = Math.round(w * dpr);
-      cv.height = Math.round(h * dpr);
-      cv.style.height = h + "px";
-    }
-    const ctx = cv.getContext("2d");
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    return { ctx, w, h };
-  }
 
   function niceStep(span, px) {
     const target = span / Math.max(1, px / 90);
@@ -377,7 +171,7 @@
       const label = step < 1000 ? (t / 1000).toFixed(1) + "s" : fmtClock(t).replace(/\.\d+$/, "");
       if (x < w - 30) ctx.fillText(label, x + 2, 85);
     }
-    nameGutter(ctx, lane[1] + 13, lane[0] + 13);
+    T.nameGutter(ctx, lane[1] + 13, lane[0] + 13);
     overviewBase = off;
   }
 
@@ -395,93 +189,7 @@
     ctx.beginPath(); ctx.moveTo(x - 5, 0); ctx.lineTo(x + 5, 0); ctx.lineTo(x, 6); ctx.closePath(); ctx.fill();
   }
 
-  function drawLanes() {
-    const { ctx, w, h } = sizeCanvas($("lanes"));
-    const before = 2800, after = 1200;
-    const t0 = S.t - before, t1 = S.t + after;
-    const X = (t) => GUTTER + ((t - t0) / (t1 - t0)) * (w - GUTTER);
-    const lane = [60, 10]; // 38 px tall lanes
-    ctx.fillStyle = "#101c15";
-    ctx.fillRect(0, 0, w, h);
-    ctx.font = "11px system-ui, sans-serif";
-    ctx.textBaseline = "middle";
-    for (let p = 0; p < 2; p++) {
-      ctx.fillStyle = "rgba(255,255,255,.04)";
-      ctx.fillRect(GUTTER, lane[p], w - GUTTER, 38);
-      for (const m of MOVES[p]) {
-        if (m.end_ms < t0 || m.start_ms > t1) continue;
-        const x0 = X(m.start_ms), x1 = Math.max(X(m.end_ms), x0 + 2);
-        const y = lane[p] + 6, hh = 26;
-        let fill = m.kind === "play" ? COLORS[p] : KIND_COLORS[m.kind] || "#777";
-        if (m.outcome === "cancelled") fill = "#55645b";
-        ctx.globalAlpha = m.kind === "wait" ? 0.9 : 0.85;
-        ctx.fillStyle = fill;
-        if (m.kind === "wait") ctx.fillRect(x0, y + 9, x1 - x0 - 1, 8);
-        else ctx.fillRect(x0, y, x1 - x0 - 1, hh);
-        ctx.globalAlpha = 1;
-        if (m.outcome === "bounce") {
-          ctx.strokeStyle = "#ff5252"; ctx.lineWidth = 2;
-          ctx.strokeRect(x0 + 1, y + 1, x1 - x0 - 3, hh - 2);
-          ctx.beginPath(); ctx.moveTo(x1 - 9, y + 8); ctx.lineTo(x1 - 3, y + 18); ctx.moveTo(x1 - 3, y + 8); ctx.lineTo(x1 - 9, y + 18); ctx.stroke();
-          if (m.race_ms !== undefined) {
-            const xr = X(m.end_ms - m.race_ms);
-            const yb = p === 1 ? y + hh + 4 : y - 4;
-            ctx.strokeStyle = "#ff5252"; ctx.lineWidth = 1.5;
-            ctx.beginPath(); ctx.moveTo(xr, yb); ctx.lineTo(x1, yb); ctx.stroke();
-            ctx.fillStyle = "#ff8a80";
-            ctx.fillText("lost by " + m.race_ms + " ms", Math.min(xr, x1 - 70), p === 1 ? yb + 8 : yb - 7);
-          }
-        }
-        if (m.kind !== "wait" && x1 - x0 > 44) {
-          // the piles are named as everywhere on the page: "<player>'s pile"
-          let label = m.kind === "play" ? cardText(m.card) + " \u2192 " + pileName(m.pile)
-            : m.kind === "fill" ? "fill " + cardText(m.card)
-            : m.kind === "slap" ? "slap " + pileName(m.pile) : m.kind;
-          if (m.outcome === "cancelled") label += " (cancelled)";
-          ctx.fillStyle = "#0c130f";
-          ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0 - 1, hh); ctx.clip();
-          ctx.fillText(label, x0 + 5, y + hh / 2 + 1);
-          ctx.restore();
-        }
-      }
-    }
-    // marks in the window
-    for (const m of VIEW.marks) {
-      if (m.clock_ms < t0 || m.clock_ms > t1 || m.kind === "race" || m.kind === "bounce") continue;
-      const x = X(m.clock_ms);
-      ctx.fillStyle = m.kind === "spit" ? "#64b5f6" : m.kind === "slap" ? "#ffd54f" : "#fafafa";
-      ctx.fillRect(x - 0.5, 2, 1.5, h - 18);
-    }
-    // axis and now
-    ctx.fillStyle = "#7f9a8a";
-    ctx.textBaseline = "alphabetic";
-    const step = 500;
-    for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
-      if (t < 0) continue;
-      const x = X(t);
-      ctx.fillRect(x, h - 14, 1, 4);
-      ctx.fillText((t / 1000).toFixed(1) + "s", x + 2, h - 2);
-    }
-    const xn = X(S.t);
-    ctx.fillStyle = "#ffffff";
-    ctx.fillRect(xn - 1, 0, 2, h - 14);
-    ctx.fillStyle = "#101c15";
-    ctx.fillRect(0, 0, GUTTER, h);
-    nameGutter(ctx, lane[1] + 23, lane[0] + 23);
-  }
-
-  function nameGutter(ctx, y1, y0) {
-    ctx.font = "600 11px system-ui, sans-serif";
-    ctx.textBaseline = "alphabetic";
-    [[0, y0], [1, y1]].forEach(([p, y]) => {
-      ctx.fillStyle = COLORS[p];
-      ctx.fillRect(4, y - 8, 8, 8);
-      ctx.fillStyle = "#cfdcd3";
-      let name = NAMES[p];
-      while (name.length > 3 && ctx.measureText(name).width > GUTTER - 22) name = name.slice(0, -2) + "\u2026";
-      ctx.fillText(name, 16, y);
-    });
-  }
+  const drawLanes = () => T.drawLanes($("lanes"), MOVES, VIEW.marks, S.t);
 
   // --- frame changes -----------------------------------------------------------------------------
   function moveKey(p) {
@@ -494,11 +202,11 @@
     for (let p = 0; p < 2; p++) {
       renderPlaces(p, snap);
       S.moveKeys[p] = moveKey(p);
-      renderSpit(p, snap);
-      renderSeat(p, snap);
+      T.renderSpit(p, snap);
+      T.renderSeat(p, snap);
     }
-    renderPile(0, snap);
-    renderPile(1, snap);
+    T.renderPile(0, snap);
+    T.renderPile(1, snap);
     if (prev >= 0 && S.frame > prev) showEvents(prev, S.frame);
     else if (S.frame !== prev) { $("banner").className = ""; $("banner").textContent = ""; }
     renderLog();
