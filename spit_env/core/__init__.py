@@ -4,7 +4,8 @@ Every user-facing API (PettingZoo, Gymnasium, SB3 VecEnv) is a view of this pack
 docs/RULES.md (decisions D1-D17 and "The time model, exactly") to the millisecond and to the random
 draw, and is tested step for step against the scalar reference game (``reference.py``).
 
-Functions (each takes a :class:`CoreState`; ``reset`` and ``step`` update it in place)::
+Functions (each takes a :class:`CoreState`; ``reset``, ``step`` and ``fast_forward`` update it in
+place)::
 
     state = init(config, batch_size, seed=0, *, first_game=0, deals=None, latency=None)
     state = reset(state, rows, game_ids, deals=None, latency=None)
@@ -14,6 +15,7 @@ Functions (each takes a :class:`CoreState`; ``reset`` and ``step`` update it in 
     snapshot(state, row)     -> dict (the snapshot format of the reference game)
     row_config(state, row)   -> SpitConfig of that game (the config with its seats' latencies)
     fast_forward(state, rows, seat, max_epochs=None) -> (R,) epochs of forced WAITs skipped
+    check_caches(state)      -> None, or AssertionError naming the first row with a stale cache
 
 For planning (rollouts on copies of games, never seeing a hidden card or a game's own stream)::
 
@@ -31,16 +33,19 @@ its own latency model (D7): the config's ``latency`` unless ``init`` / ``reset``
 Dimension letters (rules.py): B games, P players (2), S stock places (5), H stock height (5),
 A actions (23), D observation length, N cards (52).
 
-The modules, in the order they build on each other: ``tables`` (constants, place codes, legal-move
-bits, the streams inlined), ``events``, ``arguments`` (argument checks), ``latencies`` (the seats'
-latency models), ``state`` (CoreState, StepOutput and the check of its caches), ``mask``,
-``rounds`` (layouts, spits, round ends, slaps, re-deals, the stall check), ``deal`` (init,
-reset), ``step``, ``obs_build`` (the observation's layout, built from scratch or updated from a
-cache of what a move changes), ``observe`` (observations, snapshots), ``planning``.
+The modules, in the order they build on each other (each imports only modules before it):
+``tables`` (constants, place codes, legal-move bits, the streams inlined), ``events``,
+``arguments`` (argument checks), ``latencies`` (the seats' latency models), ``state``
+(CoreState, StepOutput), ``mask`` (the legal-move bits and the action mask), ``rounds`` (layouts,
+spits, round ends, slaps, re-deals, the stall check), ``deal`` (init, reset), ``step`` (step,
+fast_forward), ``obs_build`` (the observation's layout, built from scratch or updated from a
+cache of what a move changes), ``observe`` (observations, snapshots), ``planning``, ``caches``
+(the check of every cache against the arrays it is made of).
 """
 
 from __future__ import annotations
 
+from .caches import check_caches
 from .deal import init, reset
 from .events import EventLog
 from .latencies import row_config
@@ -54,7 +59,7 @@ from .planning import (
     replace_hidden,
     reseed_rows,
 )
-from .state import CoreState, StepOutput, check_caches
+from .state import CoreState, StepOutput
 from .step import fast_forward, step
 from .tables import NO_LAND, OVER, PLAY, SLAP, A, H, N, P, S
 

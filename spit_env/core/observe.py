@@ -4,7 +4,8 @@
 has the table). A large batch is served from a cache in the state that keeps the one-hot entries
 of the stock and centre piles, most of every vector, and rewrites only those a move changed
 (``obs_build.update_observation``); a part of a batch (``rows`` / ``seat``) and a small batch are
-built from scratch (``obs_build.build_observation``). Both give the same values, bit for bit.
+built from scratch (``obs_build.build_observation``). Both give the same values, bit for bit
+(:func:`check_observation_cache` holds the cache to it; ``caches.check_caches`` runs it).
 ``snapshot`` gives one game's public table as plain Python, the reference game's format.
 """
 

@@ -4,7 +4,7 @@ Rollouts run on copies of rows (:func:`copy_rows`), with the cards no player can
 anew (:func:`hidden_cards`, :func:`replace_hidden`) and fresh random streams
 (:func:`reseed_rows`); :func:`public_table` is the start of all of it, a seat's view of its games
 as a core state that holds no hidden card and no game stream. Every function keeps the 52 cards in
-place and every cache valid (``state.check_caches``). New per-row arrays of CoreState are carried
+place and every cache valid (``caches.check_caches``). New per-row arrays of CoreState are carried
 along without being named here (every ndarray field is a per-row array, batch axis first).
 """
 
