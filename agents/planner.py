@@ -62,6 +62,7 @@ import numpy as np
 
 from agents.heuristics import TableView
 from spit_env import core, rules, streams
+from spit_env.checks import check_int, check_number
 from spit_env.policy import apply_profile, make_policy, reads_public_table
 
 __all__ = ["PlannerBot", "Plan", "PROFILES", "make_planner", "make_planner_fast"]
@@ -93,19 +94,6 @@ def make_planner_fast(**kwargs) -> PlannerBot:
         **kwargs: :class:`PlannerBot` arguments, each overriding the profile's.
     """
     return PlannerBot(**{**PROFILES["planner-fast"], **kwargs})
-
-
-def _check_int(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-    return int(value)
-
-
-def _check_weight(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
 
 
 def _paired_stats(values: np.ndarray, n: np.ndarray, ref: np.ndarray):
@@ -232,12 +220,12 @@ class PlannerBot:
     def __init__(self, rollouts: int = 16, horizon_ms: int = 3000, rollout_policy="racer",
                  win_weight: float = 2.0, confidence: float = 1.0, reference=None,
                  leaf_value=None, racing: int = 1, race_z: float = 1.0):
-        self.rollouts = _check_int("rollouts", rollouts, 1, 4096)
-        self.horizon_ms = _check_int("horizon_ms", horizon_ms, 1, 600_000)
-        self.win_weight = _check_weight("win_weight", win_weight)
-        self.confidence = _check_weight("confidence", confidence)
-        self.racing = _check_int("racing", racing, 1, 4096)
-        self.race_z = _check_weight("race_z", race_z)
+        self.rollouts = check_int("rollouts", rollouts, 1, 4096)
+        self.horizon_ms = check_int("horizon_ms", horizon_ms, 1, 600_000)
+        self.win_weight = check_number("win_weight", win_weight, 0)
+        self.confidence = check_number("confidence", confidence, 0)
+        self.racing = check_int("racing", racing, 1, 4096)
+        self.race_z = check_number("race_z", race_z, 0)
         if leaf_value is not None and not callable(leaf_value):
             raise ValueError(f"leaf_value must be None or a callable (obs (n, D) float32) -> "
                              f"(n,) float64, got {leaf_value!r}")

@@ -61,10 +61,21 @@ def test_planner_profiles_are_registered_with_their_budgets():
     (dict(horizon_ms="3s"), "horizon_ms"), (dict(win_weight=-1), "win_weight"),
     (dict(confidence=float("nan")), "confidence"), (dict(rollout_policy="nobody"), "unknown policy"),
     (dict(rollout_policy="planner-fast"), "rollout_policy"),
+    (dict(rollouts=True), "rollouts must be an integer in 1..4096"), (dict(racing=4097), "racing"),
+    (dict(win_weight=False), "win_weight must be a finite number >= 0"),
+    (dict(race_z=float("inf")), "race_z"),
 ])
 def test_bad_budgets_are_named(kwargs, match):
     with pytest.raises(ValueError, match=match):
         agents.make("planner", **kwargs)
+
+
+def test_budgets_take_numpy_numbers_as_python_ones():
+    bot = PlannerBot(rollouts=np.int64(4096), horizon_ms=np.int32(1), win_weight=np.float32(0.5),
+                     confidence=0, racing=np.uint8(2), race_z=np.int64(3))
+    assert (bot.rollouts, bot.horizon_ms, bot.racing) == (4096, 1, 2)
+    assert (bot.win_weight, bot.confidence, bot.race_z) == (0.5, 0.0, 3.0)
+    assert all(type(v) is float for v in (bot.win_weight, bot.confidence, bot.race_z))
 
 
 def test_the_planner_needs_the_public_table_of_the_same_rows():
