@@ -16,7 +16,14 @@ from spit_env import core, streams
 from spit_env.checks import check_int
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
-from spit_env.policy import Policy, apply_profile, call_policy, make_policy, parse_profile
+from spit_env.policy import (
+    Policy,
+    apply_profile,
+    call_policy,
+    make_policy,
+    parse_profile,
+    seat_profile,
+)
 
 __all__ = ["Player", "player_error", "Match", "run_games", "Trace"]
 
@@ -65,16 +72,14 @@ class Player:
     def take_seat(self, config: SpitConfig, seat: int) -> tuple[Policy, SpitConfig]:
         """The player's policy in ``seat`` and the config with the player's latency there.
 
-        Through ``spit_env.policy.apply_profile``, so a bot that models its own latency (the
-        racer) believes the seat's latency.
+        The latency is seated by ``spit_env.policy.seat_profile`` and the policy through
+        ``spit_env.policy.apply_profile``, so a bot that models its own latency (the racer)
+        believes the seat's latency.
 
         Raises:
             ValueError: an unknown policy or a bad seat; OSError: an unreadable model file.
         """
-        if self.latency is not None:
-            pair = list(config.latency)
-            pair[seat] = self.latency
-            config = config.replace(latency=tuple(pair))
+        _, config = seat_profile(self.policy, config, seat, self.latency)
         return apply_profile(self.policy, config, seat, **self.kwargs)
 
 
@@ -202,10 +207,8 @@ class Match:
             players.append(seats)
             cfg = base
             for s, player in enumerate(seats):
-                if player is not None and player.latency is not None:
-                    pair = list(cfg.latency)
-                    pair[s] = player.latency
-                    cfg = cfg.replace(latency=tuple(pair))
+                if player is not None:
+                    _, cfg = seat_profile(player.policy, cfg, s, player.latency)
             configs.append(cfg)
             for s, player in enumerate(seats):
                 if player is not None:
