@@ -15,7 +15,7 @@ stream): it declares ``reads_public_table = True`` and is then called as
 ``policy(observations, action_masks, rng, table=table)``, ``table`` holding the same rows in the
 same order. The runners of the package (the environments' opponents, the match library
 ``agents.arena``, the behaviour-cloning teacher of ``train_ppo``) pass it through
-:func:`call_policy`; anywhere else, build it with ``core.public_table(state, rows, seats)`` or
+:func:`call_policy`; anywhere else, build it with ``core.public_table(state, idx, seats)`` or
 ask an environment for it (``public_table()`` of SpitGymEnv, the ParallelEnv and SpitVecEnv).
 
 A **profile** is ``"name@latency"``: a registered policy name plus the latency of the seat it plays
@@ -424,7 +424,7 @@ def _call_with_table(policy, observations, action_masks, rng, table) -> np.ndarr
     if table is None:
         raise ValueError(
             f"policy {policy!r} plans on the public table (reads_public_table = True) but was "
-            "given none; pass table=spit_env.core.public_table(state, rows, seats)"
+            "given none; pass table=spit_env.core.public_table(state, idx, seats)"
         )
     if callable(table):
         table = table()

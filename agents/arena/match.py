@@ -270,12 +270,15 @@ class Match:
                 self._policy_list.append(policy)
         return seated[key]
 
-    def _latencies(self, rows: np.ndarray, batch: int):
-        """The (batch, 2) latency models of the games starting in ``rows``, or None."""
+    def _latencies(self, idx: np.ndarray, batch: int):
+        """The (batch, 2) latency models of the games starting in rows ``idx`` ((n,) ints).
+
+        None when every game has the one config (one pairing, the usual case).
+        """
         if self._row_latency is None:
             return None
         models = np.full((batch, 2), None, dtype=object)
-        for row in rows:
+        for row in idx:
             models[row] = self._row_latency[self._q_pair[self._slot[row]]]
         return models
 
@@ -305,9 +308,9 @@ class Match:
         """
         state = self.state
         actions = np.zeros((state.batch_size, 2), np.int64)
-        rows = np.flatnonzero(self.active)
-        pol = self._row_policy[rows]
-        parts = [(rows[pol[:, s] >= 0], s) for s in seats]
+        playing = np.flatnonzero(self.active)
+        pol = self._row_policy[playing]
+        parts = [(playing[pol[:, s] >= 0], s) for s in seats]
         idx = np.concatenate([r for r, _ in parts])
         if idx.size == 0:
             return actions

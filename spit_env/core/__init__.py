@@ -10,24 +10,26 @@ place)::
     state = init(config, batch_size, seed=0, *, first_game=0, deals=None, latency=None)
     state = reset(state, rows, game_ids, deals=None, latency=None)
     state, out = step(state, actions, *, rows=None, events=False, latency_ms=None)
-    legal_action_mask(state, rows=None, seat=None) -> (B, 2, 23) bool (or a part of it)
-    observe(state, rows=None, seat=None) -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
+    legal_action_mask(state, idx=None, seat=None) -> (B, 2, 23) bool (or a part of it)
+    observe(state, idx=None, seat=None) -> (B, 2, D) float32, layout rules.OBSERVATION, egocentric
     snapshot(state, row)     -> dict (the snapshot format of the reference game)
     row_config(state, row)   -> SpitConfig of that game (the config with its seats' latencies)
-    fast_forward(state, rows, seat, max_epochs=None) -> (R,) epochs of forced WAITs skipped
+    fast_forward(state, idx, seat, max_epochs=None) -> (R,) epochs of forced WAITs skipped
     check_caches(state)      -> None, or AssertionError naming the first row with a stale cache
 
 For planning (rollouts on copies of games, never seeing a hidden card or a game's own stream)::
 
-    copy_rows(state, rows, repeats=1) -> CoreState   (n copies of row b: copy_rows(state, [b], n))
-    hidden_cards(state, rows=None) -> (R, N) int8
-    replace_hidden(state, rows, cards=None, *, rng=None) -> state
-    reseed_rows(state, rows, keys) -> state
-    public_table(state, rows=None, seat=None) -> PublicTable
+    copy_rows(state, idx, repeats=1) -> CoreState   (n copies of row b: copy_rows(state, [b], n))
+    hidden_cards(state, idx=None) -> (R, N) int8
+    replace_hidden(state, idx, cards=None, *, rng=None) -> state
+    reseed_rows(state, idx, keys) -> state
+    public_table(state, idx=None, seat=None) -> PublicTable
 
-``rows`` is a (B,) bool mask; where a function also takes (R,) integer row indices its docstring
-says so, and the argument is normalised once (``arguments.select``). Each seat of each game has
-its own latency model (D7): the config's ``latency`` unless ``init`` / ``reset`` were given others
+Names: ``rows`` is a (B,) bool mask of games (``reset``, ``step``); ``idx`` is (R,) integer row
+indices (the partial views and the planning functions: their results follow its order), normalised
+once (``arguments.select``). Those functions take ``rows=`` too for one release, as a deprecated
+name of ``idx`` that also takes a bool mask (a DeprecationWarning). Each seat of each game has its
+own latency model (D7): the config's ``latency`` unless ``init`` / ``reset`` were given others
 (``latency=``), so one batch can mix players of different speeds.
 
 Dimension letters (rules.py): B games, P players (2), S stock places (5), H stock height (5),
