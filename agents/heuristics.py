@@ -331,7 +331,7 @@ class ChainBot:
     def _decide(self, view: TableView, masks: np.ndarray, play_scores: np.ndarray,
                 doomed: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
         b = masks.shape[0]
-        rows = np.arange(b)
+        every = np.arange(b)
         play_ok = masks[:, _PLAY_COLS]
         play_best = _pick(play_scores.reshape(b, -1), play_ok, rng)
         fill_best = _pick(self.fill_scores(view), masks[:, _FILL_IDS], rng)
@@ -349,7 +349,7 @@ class ChainBot:
             take_play &= ~(idle & all_doomed)
         out = np.where(take_play, _PLAY_COLS[np.maximum(play_best, 0)], out)
         slap_id = _slap_smaller(view)
-        slap = (view.phase == rules.PHASE_SLAP) & masks[rows, slap_id]
+        slap = (view.phase == rules.PHASE_SLAP) & masks[every, slap_id]
         return np.where(slap, slap_id, out).astype(np.int64)
 
     def __call__(self, observations, action_masks, rng: np.random.Generator) -> np.ndarray:
@@ -483,7 +483,7 @@ class RacerBot(ChainBot):
             ``deny``, the opponent's face-up tops that do.
         """
         b = view.self_stock_top_rank.shape[0]
-        rows = np.arange(b)
+        every = np.arange(b)
         # our places in bits 0-4 of the words, the opponent's in bits 5-9
         after, now = self._fitting_after_play(
             np.concatenate([view.self_stock_top_rank, view.opp_stock_top_rank], axis=1),
@@ -499,8 +499,8 @@ class RacerBot(ChainBot):
         in_play = (view.opp_move_in_flight >= 0) & (ACTION_KIND[a] == KIND_PLAY)
         opp_place = np.maximum(ACTION_STOCK[a], 0).astype(np.int64)
         target = 1 - np.maximum(ACTION_PILE[a], 0).astype(np.int64)
-        opp_card = view.opp_stock_top_rank[rows, opp_place]
-        threat = in_play & self.adjacent[opp_card, view.centre_top_rank[rows, target]]
+        opp_card = view.opp_stock_top_rank[every, opp_place]
+        threat = in_play & self.adjacent[opp_card, view.centre_top_rank[every, target]]
         t = np.where(view.opp_busy, view.opp_time_to_land, 0.0)
         late = self.p_late(t)
         race = np.where(threat, -self.bounce_weight * late + self.snipe_weight * (1 - late), 0.0)

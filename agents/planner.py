@@ -62,6 +62,7 @@ import numpy as np
 
 from agents.heuristics import TableView
 from spit_env import core, rules, streams
+from spit_env.checks import check_int, check_number
 from spit_env.policy import apply_profile, make_policy, reads_public_table
 
 __all__ = ["PlannerBot", "Plan", "PROFILES", "make_planner", "make_planner_fast"]
@@ -93,19 +94,6 @@ def make_planner_fast(**kwargs) -> PlannerBot:
         **kwargs: :class:`PlannerBot` arguments, each overriding the profile's.
     """
     return PlannerBot(**{**PROFILES["planner-fast"], **kwargs})
-
-
-def _check_int(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-    return int(value)
-
-
-def _check_weight(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
 
 
 def _paired_stats(values: np.ndarray, n: np.ndarray, ref: np.ndarray):
@@ -182,7 +170,7 @@ class PlannerBot:
     """``"planner"``: determinized Monte-Carlo planning on the core (see the module docstring).
 
     A policy that reads the public table: call it as ``planner(obs, masks, rng, table=table)``
-    with ``table = spit_env.core.public_table(state, rows, seats)`` of the same rows (the
+    with ``table = spit_env.core.public_table(state, idx, seats)`` of the same rows (the
     environments and the match library, agents.arena, do this for it); :meth:`plan` gives the
     whole search result (:class:`Plan`).
 
@@ -232,12 +220,12 @@ class PlannerBot:
     def __init__(self, rollouts: int = 16, horizon_ms: int = 3000, rollout_policy="racer",
                  win_weight: float = 2.0, confidence: float = 1.0, reference=None,
                  leaf_value=None, racing: int = 1, race_z: float = 1.0):
-        self.rollouts = _check_int("rollouts", rollouts, 1, 4096)
-        self.horizon_ms = _check_int("horizon_ms", horizon_ms, 1, 600_000)
-        self.win_weight = _check_weight("win_weight", win_weight)
-        self.confidence = _check_weight("confidence", confidence)
-        self.racing = _check_int("racing", racing, 1, 4096)
-        self.race_z = _check_weight("race_z", race_z)
+        self.rollouts = check_int("rollouts", rollouts, 1, 4096)
+        self.horizon_ms = check_int("horizon_ms", horizon_ms, 1, 600_000)
+        self.win_weight = check_number("win_weight", win_weight, 0)
+        self.confidence = check_number("confidence", confidence, 0)
+        self.racing = check_int("racing", racing, 1, 4096)
+        self.race_z = check_number("race_z", race_z, 0)
         if leaf_value is not None and not callable(leaf_value):
             raise ValueError(f"leaf_value must be None or a callable (obs (n, D) float32) -> "
                              f"(n,) float64, got {leaf_value!r}")
@@ -378,7 +366,7 @@ class PlannerBot:
                              f"shape {masks.shape} dtype {masks.dtype}")
         if not isinstance(table, core.PublicTable):
             raise ValueError("the planner reads the public table: call it with "
-                             "table=spit_env.core.public_table(state, rows, seats) of the same "
+                             "table=spit_env.core.public_table(state, idx, seats) of the same "
                              f"rows, got {type(table).__name__}")
         if table.batch_size != b:
             raise ValueError(f"table must hold the {b} rows of the observations, "
@@ -587,23 +575,23 @@ class PlannerBot:
         self.last_stats["rollout_steps"] += steps
         return values
 
-    def _value(self, sims, rows: np.ndarray, seat: np.ndarray, horizon: np.ndarray) -> np.ndarray:
-        """(n,) the outcome of rows ``rows`` from ``seat``'s side (module docstring, step 3).
+    def _value(self, sims, idx: np.ndarray, seat: np.ndarray, horizon: np.ndarray) -> np.ndarray:
+        """(n,) the outcome of rows ``idx`` ((n,) ints) from ``seat``'s side (step 3).
 
         ``horizon``: (n,) bool, the rollouts stopped by the horizon alone; ``leaf_value``
         values them, when given.
         """
-        held = sims.height[rows].sum(axis=2, dtype=np.int64) + sims.spit_n[rows]  # (n, P)
+        held = sims.height[idx].sum(axis=2, dtype=np.int64) + sims.spit_n[idx]  # (n, P)
         if sims.config.scoring == "points":
-            held = held + sims.scores[rows]
-        j = np.arange(rows.size)
+            held = held + sims.scores[idx]
+        j = np.arange(idx.size)
         v = (held[j, 1 - seat] - held[j, seat]) / rules.N_CARDS
-        w = sims.winner[rows]
-        won = sims.terminated[rows] & (w >= 0)
+        w = sims.winner[idx]
+        won = sims.terminated[idx] & (w >= 0)
         v = v + self.win_weight * np.where(won, np.where(w == seat, 1.0, -1.0), 0.0)
         if self.leaf_value is not None and horizon.any():
             h = np.flatnonzero(horizon)
-            leaf = np.asarray(self.leaf_value(core.observe(sims, rows[h], seat[h])), np.float64)
+            leaf = np.asarray(self.leaf_value(core.observe(sims, idx[h], seat[h])), np.float64)
             if leaf.shape != (h.size,) or not np.isfinite(leaf).all():
                 raise ValueError(f"leaf_value must return ({h.size},) finite float values, got "
                                  f"shape {leaf.shape}")
@@ -614,14 +602,14 @@ class PlannerBot:
 _RANK = rules.CARD_RANK.astype(np.int64)  # index card + 1
 
 
-def _view_of_state(st, rows: np.ndarray, seats: np.ndarray) -> TableView:
-    """The heuristic bots' TableView of seat ``seats[j]`` in row ``rows[j]``, from the core state.
+def _view_of_state(st, idx: np.ndarray, seats: np.ndarray) -> TableView:
+    """The heuristic bots' TableView of seat ``seats[j]`` in row ``idx[j]``, from the core state.
 
-    The same values ``read_table(core.observe(st, rows, seats))`` decodes (the time to landing
+    The same values ``read_table(core.observe(st, idx, seats))`` decodes (the time to landing
     clipped at 1000 ms, the opponent's move hidden unless the config shows it), without building
     the observation vector (the rollouts' hot path).
     """
-    me = rows * 2 + seats
+    me = idx * 2 + seats
     opp = me ^ 1
     top = st.top.reshape(-1, rules.N_STOCKS)
     up = st.face_up.reshape(-1, rules.N_STOCKS)
@@ -631,11 +619,11 @@ def _view_of_state(st, rows: np.ndarray, seats: np.ndarray) -> TableView:
     cn = st.centre_n.reshape(-1).astype(np.int64)
     fa = st.fl_action.reshape(-1).take(opp).astype(np.int64)
     busy = fa >= 0
-    ttl = np.where(busy, np.minimum(st.fl_land.reshape(-1).take(opp) - st.clock.take(rows),
+    ttl = np.where(busy, np.minimum(st.fl_land.reshape(-1).take(opp) - st.clock.take(idx),
                                     1000), 0)
     shown = busy & st.config.observe_opponent_move
     return TableView(
-        phase=st.phase.take(rows).astype(np.int64),
+        phase=st.phase.take(idx).astype(np.int64),
         self_stock_top_rank=rank.take(me, axis=0), opp_stock_top_rank=rank.take(opp, axis=0),
         self_stock_height=height.take(me, axis=0).astype(np.int64),
         opp_stock_height=height.take(opp, axis=0).astype(np.int64),

@@ -15,7 +15,7 @@ stream): it declares ``reads_public_table = True`` and is then called as
 ``policy(observations, action_masks, rng, table=table)``, ``table`` holding the same rows in the
 same order. The runners of the package (the environments' opponents, the match library
 ``agents.arena``, the behaviour-cloning teacher of ``train_ppo``) pass it through
-:func:`call_policy`; anywhere else, build it with ``core.public_table(state, rows, seats)`` or
+:func:`call_policy`; anywhere else, build it with ``core.public_table(state, idx, seats)`` or
 ask an environment for it (``public_table()`` of SpitGymEnv, the ParallelEnv and SpitVecEnv).
 
 A **profile** is ``"name@latency"``: a registered policy name plus the latency of the seat it plays
@@ -23,7 +23,8 @@ A **profile** is ``"name@latency"``: a registered policy name plus the latency o
 "greedy@expert", "random@250". A profile's latency replaces that seat's ``config.latency``; a bare
 name keeps the config's latency. :func:`apply_profile` is the one place a policy takes a seat:
 the environments' opponents, the match library's players (``agents.arena``), the planner's
-rollout seats and the RLlib bot module all go through it.
+rollout seats and the RLlib bot module all go through it; :func:`seat_profile`, which it calls,
+is the one place a profile's latency is written into a seat of a config.
 
 A policy that **models its own latency** (the ``racer`` bot: its race predictions depend on how
 fast its moves land) declares the optional hook::
@@ -77,6 +78,7 @@ __all__ = [
     "registered_policies",
     "parse_profile",
     "make_policy",
+    "seat_profile",
     "apply_profile",
     "call_policy",
     "reads_public_table",
@@ -264,19 +266,7 @@ def make_policy(spec, **kwargs) -> Policy:
         PolicyPluginError: the name's entry point does not load (see :func:`registered_policies`).
     """
     if isinstance(spec, str):
-        name, _ = parse_profile(spec)
-        factory = _REGISTRY.get(name)
-        if factory is None:
-            declared = _entry_points().get(name)
-            factory = None if declared is None else _load_entry_point(name, declared)
-        if factory is None:
-            known = registered_policies()
-            swapped = _swapped_hint(name, spec.partition("@")[2]) if "@" in spec else ""
-            raise ValueError(
-                f"unknown policy {name!r}{did_you_mean(name, known)}{swapped}; known policies: "
-                f"{known} (registered with register_policy or declared by an installed "
-                f"distribution in the entry-point group {ENTRY_POINT_GROUP!r})")
-        return factory(**kwargs)
+        return _from_name(parse_profile(spec)[0], spec, kwargs)
     if callable(spec):
         if kwargs:
             raise ValueError(
@@ -290,13 +280,68 @@ def make_policy(spec, **kwargs) -> Policy:
     )
 
 
+def _from_name(name: str, spec: str, kwargs: dict) -> Policy:
+    """The registered policy ``name`` (the policy part of the profile ``spec``), built."""
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        declared = _entry_points().get(name)
+        factory = None if declared is None else _load_entry_point(name, declared)
+    if factory is None:
+        known = registered_policies()
+        swapped = _swapped_hint(name, spec.partition("@")[2]) if "@" in spec else ""
+        raise ValueError(
+            f"unknown policy {name!r}{did_you_mean(name, known)}{swapped}; known policies: "
+            f"{known} (registered with register_policy or declared by an installed "
+            f"distribution in the entry-point group {ENTRY_POINT_GROUP!r})")
+    return factory(**kwargs)
+
+
+def seat_profile(spec, config: SpitConfig, seat: int,
+                 latency: Latency | None = None) -> tuple[object, SpitConfig]:
+    """Parse a profile and seat it: its latency becomes that seat's in the config.
+
+    The one writer of a player's latency into a seat of a config: :func:`apply_profile` seats
+    every policy through it, and so do the match library's players (``agents.arena.Player``,
+    whose latency was parsed from their profile before, or given as a model).
+
+    Args:
+        spec: a profile "name@latency", a bare name or a callable policy.
+        config: the games' config before the profile.
+        seat: 0 or 1, the seat the player takes.
+        latency: the seat's Latency model, for a ``spec`` without one of its own (a player's
+            latency kept apart from its name); None: the profile's, if any.
+
+    Returns:
+        (the policy part: the name of a string ``spec``, else ``spec`` itself; the config with
+        the seat's latency replaced, or ``config`` itself when there is no latency to seat).
+
+    Raises:
+        ValueError: a bad profile (:func:`parse_profile`), a seat other than 0 / 1, or a
+            ``latency`` given for a profile that has one.
+    """
+    if isinstance(seat, bool) or seat not in (0, 1):
+        raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+    name = spec
+    if isinstance(spec, str):
+        name, own = parse_profile(spec)
+        if own is not None and latency is not None:
+            raise ValueError(f"profile {spec!r} has a latency of its own; latency must be None, "
+                             f"got {latency!r}")
+        latency = own if own is not None else latency
+    if latency is not None:
+        pair = list(config.latency)
+        pair[seat] = latency
+        config = config.replace(latency=tuple(pair))
+    return name, config
+
+
 def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy, SpitConfig]:
     """Seat the policy of ``spec`` in ``seat``: the one route by which a policy takes a seat.
 
-    Builds the policy (:func:`make_policy`), puts a profile's latency into that seat of the
-    config (a bare name or a callable keeps the config's), and, for a policy with the latency
-    hook (``with_latency``, module docstring), returns the policy the hook gives for the seat's
-    latency in the returned config.
+    Puts a profile's latency into that seat of the config (:func:`seat_profile`; a bare name or
+    a callable keeps the config's), builds the policy (:func:`make_policy`) and, for a policy
+    with the latency hook (``with_latency``, module docstring), returns the policy the hook
+    gives for the seat's latency in the returned config.
 
     Args:
         spec: a callable policy, a registered name ("racer") or a profile ("racer@expert").
@@ -311,15 +356,11 @@ def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy
     Raises:
         ValueError: as :func:`make_policy`, or a seat other than 0 / 1.
     """
-    if isinstance(seat, bool) or seat not in (0, 1):
-        raise ValueError(f"seat must be 0 or 1, got {seat!r}")
-    policy = make_policy(spec, **kwargs)
-    if isinstance(spec, str):
-        _, latency = parse_profile(spec)
-        if latency is not None:
-            pair = list(config.latency)
-            pair[seat] = latency
-            config = config.replace(latency=tuple(pair))
+    name, config = seat_profile(spec, config, seat)
+    if isinstance(spec, str):  # parsed once, by seat_profile
+        policy = _from_name(name, spec, kwargs)
+    else:
+        policy = make_policy(spec, **kwargs)
     hook = getattr(policy, "with_latency", None)
     if callable(hook):
         policy = hook(config.latency[seat])
@@ -383,7 +424,7 @@ def _call_with_table(policy, observations, action_masks, rng, table) -> np.ndarr
     if table is None:
         raise ValueError(
             f"policy {policy!r} plans on the public table (reads_public_table = True) but was "
-            "given none; pass table=spit_env.core.public_table(state, rows, seats)"
+            "given none; pass table=spit_env.core.public_table(state, idx, seats)"
         )
     if callable(table):
         table = table()

@@ -82,18 +82,9 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
         inside = np.arange(rules.N_CARDS)[None, None, :] < n[..., None].astype(np.int64)
         if ((arr >= 0) != inside).any():
             _fail(_first((arr >= 0) != inside), f"{name} cards are not packed from index 0")
-    top = np.take_along_axis(st.stock, np.maximum(h - 1, 0)[..., None], axis=3)[..., 0]
-    top = np.where(h > 0, top, -1)
-    if (top != st.top).any():
-        _fail(_first(top != st.top), "cached stock tops disagree with the stocks")
     if (st.face_up & (h == 0)).any():
         _fail(_first(st.face_up & (h == 0)), "an empty stock place is marked face up")
-    ctop = np.take_along_axis(
-        st.centre, np.maximum(st.centre_n.astype(np.int64) - 1, 0)[..., None], axis=2
-    )[..., 0]
-    ctop = np.where(st.centre_n > 0, ctop, -1)
-    if (ctop != st.centre_top).any():
-        _fail(_first(ctop != st.centre_top), "cached centre tops disagree with the centre piles")
+    check_caches(state)  # the cached tops first: the mask below is read from them
 
     # --- flags and phase ---------------------------------------------------------------------
     both = st.terminated & st.truncated
@@ -164,15 +155,15 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
             bad = was_legal & np.asarray(out.illegal)
             if bad.any():
                 _fail(_first(bad), "a legal action was flagged illegal")
-    check_caches(state)
 
 
 def check_caches(state) -> None:
     """Check that the core's caches agree with the arrays they are computed from.
 
-    ``spit_env.core.check_caches`` (the core keeps its caches; the check lives beside them):
-    the place indices, the latency-stream hashes, the seats' latency models and the legal-move
-    bits. :func:`check_invariants` runs it.
+    ``spit_env.core.check_caches`` (the core keeps its caches; the check lives beside them,
+    ``core/caches.py``): the stock and centre-pile tops, the place indices, the centre rank
+    counts, the latency-stream hashes, the seats' latency models, the legal-move bits and the
+    cached observation. :func:`check_invariants` runs it.
 
     Raises:
         AssertionError: naming the first row whose cache is stale.

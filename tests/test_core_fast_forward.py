@@ -44,21 +44,21 @@ def test_fast_forward_equals_stepping_through_the_forced_waits(name):
         seat = step_no % 2
         cand = _forced(state, seat)
         pick = cand & (rng.random(b) < 0.8)  # some candidates stay out, and rows that are not
-        rows = np.flatnonzero(pick | (rng.random(b) < 0.1))
+        idx = np.flatnonzero(pick | (rng.random(b) < 0.1))
         jumped, stepped = state.copy(), state.copy()
-        k = core.fast_forward(jumped, rows, seat)
-        assert k.shape == rows.shape and (k >= 0).all()
-        assert (k[~cand[rows]] == 0).all(), "only a forced seat beside a busy one is skipped"
+        k = core.fast_forward(jumped, idx, seat)
+        assert k.shape == idx.shape and (k >= 0).all()
+        assert (k[~cand[idx]] == 0).all(), "only a forced seat beside a busy one is skipped"
         for j in range(int(k.max(initial=0))):
             go = np.zeros(b, bool)
-            go[rows[k > j]] = True
+            go[idx[k > j]] = True
             stepped, out = core.step(stepped, np.zeros((b, 2), np.int64), rows=go, events=True)
             assert len(out.events) == 0 and not out.rewards.any()
             assert not (out.terminated | out.truncated).any()
         _same_state(jumped, stepped)
         check_invariants(jumped)
         # as far as possible: the seat's next WAIT lands with (or after) something else
-        assert (core.fast_forward(jumped.copy(), rows, seat) == 0).all()
+        assert (core.fast_forward(jumped.copy(), idx, seat) == 0).all()
         jumps += int((k > 0).sum())
         # carry on from the jumped state half of the time
         state = jumped if step_no % 4 < 2 else state
@@ -72,14 +72,16 @@ def test_fast_forward_equals_stepping_through_the_forced_waits(name):
 
 def test_fast_forward_seats_per_row_and_bad_arguments():
     state = core.init(SpitConfig(), 6, seed=1)
-    assert core.fast_forward(state, np.zeros(6, bool), 0).shape == (0,)
+    assert core.fast_forward(state, np.zeros(0, np.int64), 0).shape == (0,)
     k = core.fast_forward(state, np.arange(6), np.array([0, 1, 0, 1, 0, 1]))
     assert k.shape == (6,) and not k.any()  # at the start nobody is busy
+    with pytest.warns(DeprecationWarning, match="rows= is deprecated"):
+        assert core.fast_forward(state, rows=np.ones(6, bool), seat=1).shape == (6,)
     with pytest.raises(ValueError, match="seat"):
         core.fast_forward(state, np.arange(6), 2)
-    with pytest.raises(ValueError, match="rows"):
+    with pytest.raises(ValueError, match="idx"):
         core.fast_forward(state, np.array([0, 9]), 0)
-    with pytest.raises(ValueError, match="rows"):
+    with pytest.raises(ValueError, match="idx"):
         core.fast_forward(state, np.array([1, 1]), 0)
 
 
@@ -90,16 +92,16 @@ def test_fast_forward_stops_at_max_epochs():
     checked = 0
     for step_no in range(300):
         seat = step_no % 2
-        rows = np.flatnonzero(_forced(state, seat))
-        if rows.size:
-            free_run = core.fast_forward(state.copy(), rows, seat)
-            cap = rng.integers(0, 4, rows.size)
+        idx = np.flatnonzero(_forced(state, seat))
+        if idx.size:
+            free_run = core.fast_forward(state.copy(), idx, seat)
+            cap = rng.integers(0, 4, idx.size)
             capped, stepped = state.copy(), state.copy()
-            k = core.fast_forward(capped, rows, seat, max_epochs=cap)
+            k = core.fast_forward(capped, idx, seat, max_epochs=cap)
             np.testing.assert_array_equal(k, np.minimum(free_run, cap))
             for j in range(int(k.max(initial=0))):
                 go = np.zeros(state.batch_size, bool)
-                go[rows[k > j]] = True
+                go[idx[k > j]] = True
                 core.step(stepped, np.zeros((state.batch_size, 2), np.int64), rows=go)
             _same_state(capped, stepped)
             checked += int((free_run > cap).sum())

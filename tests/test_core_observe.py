@@ -1,6 +1,7 @@
-"""Partial views of the core: ``observe(state, rows, seat)`` and ``legal_action_mask(state, rows,
+"""Partial views of the core: ``observe(state, idx, seat)`` and ``legal_action_mask(state, idx,
 seat)`` equal the slices of the full arrays, on random runs (partial ``rows=`` steps and resets
-included) and every config that changes the observation; bad ``rows`` / ``seat`` raise; the
+included) and every config that changes the observation; bad ``idx`` / ``seat`` raise; the
+deprecated ``rows=`` (a bool mask or indices) still works, with a DeprecationWarning; the
 SpitVecEnv, which observes only the seats it needs, gives the observations of the full view."""
 
 from __future__ import annotations
@@ -47,15 +48,15 @@ def test_partial_observe_and_mask_equal_slices_of_the_full_arrays(name):
         full_obs = core.observe(state)
         full_mask = core.legal_action_mask(state)
         b = state.batch_size
-        rows = rng.random(b) < 0.4
+        some = np.flatnonzero(rng.random(b) < 0.4)  # increasing
         idx = rng.integers(0, b, size=int(rng.integers(0, 2 * b)))  # repeats and any order
         seats = rng.integers(0, 2, size=idx.size)
-        np.testing.assert_array_equal(core.observe(state, rows), full_obs[rows])
+        np.testing.assert_array_equal(core.observe(state, some), full_obs[some])
         np.testing.assert_array_equal(core.observe(state, idx), full_obs[idx])
         np.testing.assert_array_equal(core.observe(state, idx, seats), full_obs[idx, seats])
         np.testing.assert_array_equal(core.observe(state, None, 1), full_obs[:, 1])
-        np.testing.assert_array_equal(core.observe(state, rows, 0), full_obs[rows, 0])
-        np.testing.assert_array_equal(core.legal_action_mask(state, rows), full_mask[rows])
+        np.testing.assert_array_equal(core.observe(state, some, 0), full_obs[some, 0])
+        np.testing.assert_array_equal(core.legal_action_mask(state, some), full_mask[some])
         np.testing.assert_array_equal(core.legal_action_mask(state, idx, seats), full_mask[idx, seats])
         np.testing.assert_array_equal(core.legal_action_mask(state, None, 0), full_mask[:, 0])
         checked += 1
@@ -74,30 +75,53 @@ def test_full_observe_is_unchanged_by_a_partial_call():
 
 def test_empty_selection_gives_empty_arrays():
     state = core.init(CONFIGS["default"], 4, 0)
-    none = np.zeros(4, bool)
+    none = np.zeros(0, np.int64)
     assert core.observe(state, none).shape == (0, rules.N_PLAYERS, rules.OBS_DIM)
     assert core.observe(state, none, 0).shape == (0, rules.OBS_DIM)
     assert core.legal_action_mask(state, np.zeros(0, np.int64), np.zeros(0, np.int64)).shape == (0, rules.N_ACTIONS)
 
 
-@pytest.mark.parametrize("rows, seat, field", [
-    (np.ones(3, bool), None, "rows"),          # wrong length
-    (np.array([0, 4]), None, "rows"),          # out of range
-    (np.array([-1]), None, "rows"),
-    (np.array([0.5]), None, "rows"),           # not integers
-    (np.ones((4, 1), bool), None, "rows"),
+@pytest.mark.parametrize("idx, seat, field", [
+    (np.ones(3, bool), None, "idx"),           # a bool array, not of the batch's length
+    (np.array([0, 4]), None, "idx"),           # out of range
+    (np.array([-1]), None, "idx"),
+    (np.array([0.5]), None, "idx"),            # not integers
+    (np.ones((4, 1), bool), None, "idx"),
+    (np.zeros((2, 1), np.int64), None, "idx"),  # not 1-D
     (None, 2, "seat"),
     (None, True, "seat"),
     (np.array([0, 1]), np.array([0]), "seat"),  # not one seat per row
     (np.array([0, 1]), np.array([0, 2]), "seat"),
     (np.array([0, 1]), np.array([0.0, 1.0]), "seat"),
 ])
-def test_bad_rows_or_seat_raise(rows, seat, field):
+def test_bad_idx_or_seat_raise(idx, seat, field):
     state = core.init(CONFIGS["default"], 4, 0)
     with pytest.raises(ValueError, match=field):
-        core.observe(state, rows, seat)
+        core.observe(state, idx, seat)
     with pytest.raises(ValueError, match=field):
-        core.legal_action_mask(state, rows, seat)
+        core.legal_action_mask(state, idx, seat)
+
+
+def test_rows_is_a_deprecated_name_of_idx_for_one_release():
+    """``rows=`` (a bool mask or row indices, as before) and a bool mask given as ``idx`` give
+    what ``idx`` gives, with a DeprecationWarning; a bad one is named as given; both is an error."""
+    state = next(s for k, (s, _) in enumerate(_runs(CONFIGS["default"], batch=6)) if k == 20)
+    mask = np.array([True, False, True, True, False, True])
+    idx = np.flatnonzero(mask)
+    full_obs, full_mask = core.observe(state), core.legal_action_mask(state)
+    for old in (mask, idx):
+        with pytest.warns(DeprecationWarning, match="rows= is deprecated"):
+            np.testing.assert_array_equal(core.observe(state, rows=old, seat=1), full_obs[idx, 1])
+        with pytest.warns(DeprecationWarning, match="rows= is deprecated"):
+            np.testing.assert_array_equal(core.legal_action_mask(state, rows=old), full_mask[idx])
+    with pytest.warns(DeprecationWarning, match="a bool mask as idx is deprecated"):
+        np.testing.assert_array_equal(core.observe(state, mask), full_obs[idx])
+    with pytest.warns(DeprecationWarning, match="a bool mask as idx is deprecated"):
+        np.testing.assert_array_equal(core.legal_action_mask(state, mask, 0), full_mask[idx, 0])
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="rows must be row"):
+        core.observe(state, rows=np.array([9]))
+    with pytest.raises(ValueError, match="not both"):
+        core.observe(state, idx, rows=idx)
 
 
 @pytest.mark.parametrize("opponent", ["greedy", "racer@expert"])
@@ -139,10 +163,10 @@ def test_cached_observe_is_the_observation_built_from_scratch(name, cache_every_
     for k, (state, _) in enumerate(_runs(config, batch=20, steps=160, seed=2)):
         b = state.batch_size
         if k % 23 == 5:
-            core.replace_hidden(state, rng.random(b) < 0.5, rng=rng)
+            core.replace_hidden(state, np.flatnonzero(rng.random(b) < 0.5), rng=rng)
         if k % 17 == 3:
-            some = rng.random(b) < 0.5
-            core.reseed_rows(state, some, rng.integers(0, 2**63, int(some.sum()), dtype=np.uint64))
+            some = np.flatnonzero(rng.random(b) < 0.5)
+            core.reseed_rows(state, some, rng.integers(0, 2**63, some.size, dtype=np.uint64))
         if k % 5 == 1:
             free = np.flatnonzero((state.fl_action < 0).any(axis=1))
             seats = np.argmax(state.fl_action < 0, axis=1)[free]

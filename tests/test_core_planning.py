@@ -86,29 +86,63 @@ def test_copies_are_the_same_games_and_step_like_them(name):
     assert core.snapshot(state, b) == before
 
 
-def test_copy_rows_takes_rows_in_order_with_repeats_and_masks():
+def test_copy_rows_takes_rows_in_order_with_repeats():
     state = _played(CONFIGS["default"])
     picked = core.copy_rows(state, np.array([3, 0, 3]), repeats=2)
     assert [core.snapshot(picked, i) for i in range(6)] == \
         [core.snapshot(state, r) for r in (3, 3, 0, 0, 3, 3)]
-    rows = np.zeros(state.batch_size, bool)
-    rows[[1, 4]] = True
-    masked = core.copy_rows(state, rows)
-    assert [core.snapshot(masked, i) for i in range(2)] == [core.snapshot(state, r) for r in (1, 4)]
-    np.testing.assert_array_equal(core.legal_action_mask(masked), core.legal_action_mask(state)[[1, 4]])
+    every = core.copy_rows(state)
+    assert [core.snapshot(every, i) for i in range(state.batch_size)] == \
+        [core.snapshot(state, r) for r in range(state.batch_size)]
+    np.testing.assert_array_equal(core.legal_action_mask(every), core.legal_action_mask(state))
 
 
-@pytest.mark.parametrize("rows, repeats, match", [
+def test_rows_is_a_deprecated_name_of_idx_in_the_planning_functions():
+    """For one release ``rows=`` (a bool mask, as before, or row indices) and a bool mask given as
+    ``idx`` select the rows ``idx`` does, with a DeprecationWarning."""
+    state = _played(CONFIGS["default"])
+    mask = np.zeros(state.batch_size, bool)
+    mask[[1, 4]] = True
+    idx = np.flatnonzero(mask)
+    want = [core.snapshot(state, r) for r in idx]
+    def deprecated():
+        return pytest.warns(DeprecationWarning, match="rows= is deprecated")
+
+    for old in (mask, idx):
+        with deprecated():
+            copies = core.copy_rows(state, rows=old)
+        assert [core.snapshot(copies, i) for i in range(2)] == want
+        with deprecated():
+            np.testing.assert_array_equal(core.hidden_cards(state, rows=old),
+                                          core.hidden_cards(state, idx))
+        with deprecated():
+            table = core.public_table(state, rows=old, seat=1)
+        np.testing.assert_array_equal(table.idx, idx)
+    with pytest.warns(DeprecationWarning, match="a bool mask as idx is deprecated"):
+        masked = core.copy_rows(state, mask)
+    assert [core.snapshot(masked, i) for i in range(2)] == want
+    a, b = core.copy_rows(state, idx), core.copy_rows(state, idx)
+    with deprecated():
+        core.replace_hidden(a, rows=np.ones(2, bool), rng=np.random.default_rng(3))
+    core.replace_hidden(b, np.arange(2), rng=np.random.default_rng(3))
+    with deprecated():
+        core.reseed_rows(a, rows=np.array([False, True]), keys=np.array([77]))
+    core.reseed_rows(b, [1], np.array([77]))
+    assert [core.snapshot(a, i) for i in range(2)] == [core.snapshot(b, i) for i in range(2)]
+    np.testing.assert_array_equal(a.key, b.key)
+
+
+@pytest.mark.parametrize("idx, repeats, match", [
     (np.zeros(0, np.int64), 1, "at least one row"),
     ([99], 1, "row indices"),
     (np.ones(3, bool), 1, "bool array"),
     ([0], 0, "repeats"),
     ([0], 1.5, "repeats"),
 ])
-def test_copy_rows_rejects_bad_input(rows, repeats, match):
+def test_copy_rows_rejects_bad_input(idx, repeats, match):
     state = core.init(SpitConfig(), 4)
     with pytest.raises(ValueError, match=match):
-        core.copy_rows(state, rows, repeats)
+        core.copy_rows(state, idx, repeats)
 
 
 # --- hidden cards --------------------------------------------------------------------------------
@@ -127,25 +161,25 @@ def test_hidden_cards_are_exactly_the_unseen_ones_in_slot_order(name):
 def test_a_given_arrangement_changes_only_hidden_cards(name):
     state = _played(CONFIGS[name])
     rng = np.random.default_rng(5)
-    rows = np.array([2, 9, 5])
-    hidden = core.hidden_cards(state, rows)
+    idx = np.array([2, 9, 5])
+    hidden = core.hidden_cards(state, idx)
     new = hidden.copy()
-    for j in range(rows.size):
+    for j in range(idx.size):
         k = int((hidden[j] >= 0).sum())
         new[j, :k] = rng.permutation(hidden[j, :k])
     before = [core.snapshot(state, i) for i in range(state.batch_size)]
     mask = core.legal_action_mask(state)
-    core.replace_hidden(state, rows, new)
+    core.replace_hidden(state, idx, new)
     check_invariants(state)
-    np.testing.assert_array_equal(core.hidden_cards(state, rows), new)
+    np.testing.assert_array_equal(core.hidden_cards(state, idx), new)
     np.testing.assert_array_equal(core.legal_action_mask(state), mask)
     np.testing.assert_array_equal(core.observe(state), core.observe(core.copy_rows(state, np.arange(12))))
     for i in range(state.batch_size):
         snap = core.snapshot(state, i)
         assert _public(snap) == _public(before[i])
-        if i not in rows:
+        if i not in idx:
             assert snap == before[i]
-    assert any(core.snapshot(state, int(r)) != before[int(r)] for r in rows)
+    assert any(core.snapshot(state, int(r)) != before[int(r)] for r in idx)
 
 
 def test_face_down_tops_are_hidden_and_their_cache_follows():
@@ -164,12 +198,12 @@ def test_face_down_tops_are_hidden_and_their_cache_follows():
 
 def test_a_drawn_arrangement_is_uniform_and_reproducible():
     state = _played(CONFIGS["default"])
-    rows = np.full(1, 4)
-    hidden = core.hidden_cards(state, rows)[0]
+    idx = np.full(1, 4)
+    hidden = core.hidden_cards(state, idx)[0]
     k = int((hidden >= 0).sum())
     counts = np.zeros(rules.N_CARDS, int)
     draws = 2000
-    copies = core.copy_rows(state, rows, draws)
+    copies = core.copy_rows(state, idx, draws)
     core.replace_hidden(copies, np.arange(draws), rng=np.random.default_rng(1))
     check_invariants(copies)
     first = core.hidden_cards(copies)[:, 0]
@@ -178,7 +212,7 @@ def test_a_drawn_arrangement_is_uniform_and_reproducible():
     # each of the k hidden cards lands in the first hidden slot about draws / k times
     expected = draws / k
     assert np.abs(counts[hidden[:k]] - expected).max() < 5 * np.sqrt(expected)
-    again = core.copy_rows(state, rows, draws)
+    again = core.copy_rows(state, idx, draws)
     core.replace_hidden(again, np.arange(draws), rng=np.random.default_rng(1))
     np.testing.assert_array_equal(core.hidden_cards(again), core.hidden_cards(copies))
 
@@ -232,19 +266,19 @@ def test_reseeded_rows_draw_from_other_streams():
 def test_the_public_table_shows_everything_public_and_nothing_hidden(name):
     config = CONFIGS[name]
     state = _played(config)
-    rows = np.arange(state.batch_size)
-    seats = rows % 2
-    table = core.public_table(state, rows, seats)
+    idx = np.arange(state.batch_size)
+    seats = idx % 2
+    table = core.public_table(state, idx, seats)
     pub = table.state
     check_invariants(pub)
     np.testing.assert_array_equal(table.seat, seats)
-    np.testing.assert_array_equal(table.idx, rows)
+    np.testing.assert_array_equal(table.idx, idx)
     assert pub.seed == 0 and not pub.game_id.any() and not pub.key.any()
-    np.testing.assert_array_equal(core.observe(pub, rows, seats), core.observe(state, rows, seats))
-    np.testing.assert_array_equal(core.legal_action_mask(pub, rows, seats),
-                                  core.legal_action_mask(state, rows, seats))
+    np.testing.assert_array_equal(core.observe(pub, idx, seats), core.observe(state, idx, seats))
+    np.testing.assert_array_equal(core.legal_action_mask(pub, idx, seats),
+                                  core.legal_action_mask(state, idx, seats))
     hidden = core.hidden_cards(pub)
-    for i in rows:
+    for i in idx:
         snap, mine = core.snapshot(state, i), core.snapshot(pub, i)
         want = _public(snap)
         got = _public(mine)

@@ -85,7 +85,7 @@ def _plain_loop(config, b, seed, learner_actions, skip_forced_waits):
             ids[dones] = next_game + np.arange(int(dones.sum()))
             next_game += int(dones.sum())
             core.reset(state, dones, ids)
-            obs[dones] = core.observe(state, dones, learner)
+            obs[dones] = core.observe(state, np.flatnonzero(dones), learner)
         yield obs, rewards, dones
 
 

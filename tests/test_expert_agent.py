@@ -46,12 +46,12 @@ def _mid_game(batch: int = 12, steps: int = 24, seed: int = 4):
     return state, seat, keys
 
 
-def _plan(bot, state, seat, keys, rows):
-    rows = np.asarray(rows)
-    obs = core.observe(state, rows, seat[rows])
-    masks = core.legal_action_mask(state, rows, seat[rows])
-    return bot.plan(obs, masks, streams.RowStreams(keys[rows]),
-                    table=core.public_table(state, rows, seat[rows])), obs, masks
+def _plan(bot, state, seat, keys, idx):
+    idx = np.asarray(idx)
+    obs = core.observe(state, idx, seat[idx])
+    masks = core.legal_action_mask(state, idx, seat[idx])
+    return bot.plan(obs, masks, streams.RowStreams(keys[idx]),
+                    table=core.public_table(state, idx, seat[idx])), obs, masks
 
 
 # --- registration, budgets, bad input ------------------------------------------------------------
@@ -131,12 +131,12 @@ def test_the_reference_is_the_networks_move():
     network = agents.make("network")
     for rollout_policy in ("racer", NETWORK):
         bot = ExpertBot(rollouts=3, horizon_ms=1000, rollout_policy=rollout_policy)
-        rows = np.arange(state.batch_size)
-        plan, obs, masks = _plan(bot, state, seat, keys, rows)
+        every = np.arange(state.batch_size)
+        plan, obs, masks = _plan(bot, state, seat, keys, every)
         assert plan.planned.sum() >= 4
         expected = network(obs, masks, np.random.default_rng(0))
         np.testing.assert_array_equal(plan.reference[plan.planned], expected[plan.planned])
-        assert masks[rows, plan.actions].all()
+        assert masks[every, plan.actions].all()
 
 
 def test_with_no_deviation_allowed_the_expert_plays_the_network_game_for_game():
@@ -165,13 +165,13 @@ def test_an_experts_decision_in_a_game_does_not_depend_on_the_other_rows(data):
     bot = ExpertBot(rollouts=3, horizon_ms=1200, confidence=0.0, rollout_policy=NETWORK)
     full, _, _ = _plan(bot, state, seat, keys, np.arange(state.batch_size))
     assert full.planned.sum() >= 4
-    rows = data.draw(st.lists(st.integers(0, state.batch_size - 1), min_size=1, max_size=5,
-                              unique=True))
-    part, _, _ = _plan(bot, state, seat, keys, rows)
-    np.testing.assert_array_equal(part.actions, full.actions[rows])
-    np.testing.assert_array_equal(part.reference, full.reference[rows])
-    np.testing.assert_array_equal(part.value, full.value[rows])
-    for j, row in enumerate(rows):
+    idx = data.draw(st.lists(st.integers(0, state.batch_size - 1), min_size=1, max_size=5,
+                             unique=True))
+    part, _, _ = _plan(bot, state, seat, keys, idx)
+    np.testing.assert_array_equal(part.actions, full.actions[idx])
+    np.testing.assert_array_equal(part.reference, full.reference[idx])
+    np.testing.assert_array_equal(part.value, full.value[idx])
+    for j, row in enumerate(idx):
         mine, theirs = part.cand_row == j, full.cand_row == row
         np.testing.assert_array_equal(part.cand_action[mine], full.cand_action[theirs])
         np.testing.assert_array_equal(part.mean_diff[mine], full.mean_diff[theirs])

@@ -61,10 +61,21 @@ def test_planner_profiles_are_registered_with_their_budgets():
     (dict(horizon_ms="3s"), "horizon_ms"), (dict(win_weight=-1), "win_weight"),
     (dict(confidence=float("nan")), "confidence"), (dict(rollout_policy="nobody"), "unknown policy"),
     (dict(rollout_policy="planner-fast"), "rollout_policy"),
+    (dict(rollouts=True), "rollouts must be an integer in 1..4096"), (dict(racing=4097), "racing"),
+    (dict(win_weight=False), "win_weight must be a finite number >= 0"),
+    (dict(race_z=float("inf")), "race_z"),
 ])
 def test_bad_budgets_are_named(kwargs, match):
     with pytest.raises(ValueError, match=match):
         agents.make("planner", **kwargs)
+
+
+def test_budgets_take_numpy_numbers_as_python_ones():
+    bot = PlannerBot(rollouts=np.int64(4096), horizon_ms=np.int32(1), win_weight=np.float32(0.5),
+                     confidence=0, racing=np.uint8(2), race_z=np.int64(3))
+    assert (bot.rollouts, bot.horizon_ms, bot.racing) == (4096, 1, 2)
+    assert (bot.win_weight, bot.confidence, bot.race_z) == (0.5, 0.0, 3.0)
+    assert all(type(v) is float for v in (bot.win_weight, bot.confidence, bot.race_z))
 
 
 def test_the_planner_needs_the_public_table_of_the_same_rows():
@@ -314,11 +325,11 @@ def test_plan_holds_every_candidates_statistics():
                               ("value", np.float64, b)):
         assert getattr(plan, name).dtype == dtype and getattr(plan, name).shape == (size,), name
     # the candidates are the legal moves of the planned rows, row by row in action order
-    rows, acts = np.nonzero(masks & plan.planned[:, None])
-    np.testing.assert_array_equal(plan.cand_row, rows)
+    cand_row, acts = np.nonzero(masks & plan.planned[:, None])
+    np.testing.assert_array_equal(plan.cand_row, cand_row)
     np.testing.assert_array_equal(plan.cand_action, acts)
     for name in ("mean_diff", "se", "n_rollouts"):
-        assert getattr(plan, name).shape == rows.shape, name
+        assert getattr(plan, name).shape == cand_row.shape, name
     assert (plan.n_rollouts == 5).all()
     # the reference: racer's own move on planned rows, the only move elsewhere; 0 against itself
     racer = make_policy("racer")
@@ -437,14 +448,14 @@ def test_jumping_over_forced_waits_changes_no_rollout(config, monkeypatch):
     keys = streams.draw(state.key, streams.POLICY, seat, state.decisions[np.arange(30), seat])
 
     def plan(planner):
-        rows = np.arange(30)
-        return planner.plan(core.observe(state, rows, seat), core.legal_action_mask(state, rows, seat),
-                            streams.RowStreams(keys), table=core.public_table(state, rows, seat))
+        every = np.arange(30)
+        return planner.plan(core.observe(state, every, seat), core.legal_action_mask(state, every, seat),
+                            streams.RowStreams(keys), table=core.public_table(state, every, seat))
 
     planner = PlannerBot(rollouts=4, horizon_ms=3000)
     jumped = plan(planner)
     steps, longest = planner.last_stats["rollout_steps"], planner.last_stats["max_simulated_ms"]
-    monkeypatch.setattr(core, "fast_forward", lambda st, rows, seat, max_epochs=None: np.zeros(len(rows), np.int64))
+    monkeypatch.setattr(core, "fast_forward", lambda st, idx, seat, max_epochs=None: np.zeros(len(idx), np.int64))
     stepped = plan(planner)
     for name in ("actions", "mean_diff", "se", "value"):
         np.testing.assert_array_equal(getattr(jumped, name), getattr(stepped, name), err_msg=name)

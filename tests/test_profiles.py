@@ -16,7 +16,7 @@ from agents import arena
 from agents.heuristics import GreedyBot, RacerBot
 from spit_env import Latency, SpitConfig
 from spit_env.envs.vec import SpitVecEnv
-from spit_env.policy import apply_profile, register_policy
+from spit_env.policy import apply_profile, register_policy, seat_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERT, CLUB, NOVICE = (Latency.preset(n) for n in ("expert", "club", "novice"))
@@ -105,6 +105,31 @@ def test_random_learner_seat_seats_the_opponent_once_per_seat():
         venv.step(np.argmax(masks, axis=1))
     assert {s for s, _ in calls} == {0, 1}, "both seated copies decide for their seat's rows"
     venv.close()
+
+
+def test_seat_profile_is_the_one_writer_of_a_seat_latency():
+    """A profile is parsed once and its latency written into its seat; a player's latency kept
+    apart from its name (agents.arena.Player) is written by the same function."""
+    base = SpitConfig(latency="novice")
+    assert seat_profile("racer@expert", base, 1) == ("racer", SpitConfig(latency=("novice", "expert")))
+    assert seat_profile("racer", base, 0, EXPERT) == ("racer", SpitConfig(latency=("expert", "novice")))
+    greedy = GreedyBot()
+    for spec in ("racer", greedy):
+        name, config = seat_profile(spec, base, 1)
+        assert name == spec and config is base  # nothing to seat
+    for bad in (2, True):
+        with pytest.raises(ValueError, match="seat must be 0 or 1"):
+            seat_profile("racer", base, bad)
+    with pytest.raises(ValueError, match="has a latency of its own"):
+        seat_profile("racer@club", base, 0, EXPERT)
+    with pytest.raises(ValueError, match="profile"):
+        seat_profile("racer@fast", base, 0)
+    # the match library's players seat their latency through it, as a profile would
+    parsed = arena.Player.parse("racer@expert")
+    for s in (0, 1):
+        policy, config = parsed.take_seat(base, s)
+        bot, want = apply_profile("racer@expert", base, s)
+        assert config == want and policy.latency == bot.latency == EXPERT
 
 
 def test_arena_players_believe_their_profiles():

@@ -305,21 +305,21 @@ def test_a_planners_decision_in_a_game_does_not_depend_on_the_other_rows(data):
     state, seat, keys = _planner_table()
     planner = PlannerBot(rollouts=3, horizon_ms=1500, confidence=0.0)
 
-    def plan(rows):
-        rows = np.asarray(rows)
-        obs = core.observe(state, rows, seat[rows])
-        masks = core.legal_action_mask(state, rows, seat[rows])
-        return planner.plan(obs, masks, streams.RowStreams(keys[rows]),
-                            table=core.public_table(state, rows, seat[rows]))
+    def plan(idx):
+        idx = np.asarray(idx)
+        obs = core.observe(state, idx, seat[idx])
+        masks = core.legal_action_mask(state, idx, seat[idx])
+        return planner.plan(obs, masks, streams.RowStreams(keys[idx]),
+                            table=core.public_table(state, idx, seat[idx]))
 
     full = plan(np.arange(state.batch_size))
     assert full.planned.sum() >= 4
-    rows = data.draw(st.lists(st.integers(0, state.batch_size - 1), min_size=1, max_size=6,
-                              unique=True))
-    part = plan(rows)
-    np.testing.assert_array_equal(part.actions, full.actions[rows])
-    np.testing.assert_array_equal(part.value, full.value[rows])
-    for j, row in enumerate(rows):  # every candidate's statistics, row by row
+    idx = data.draw(st.lists(st.integers(0, state.batch_size - 1), min_size=1, max_size=6,
+                             unique=True))
+    part = plan(idx)
+    np.testing.assert_array_equal(part.actions, full.actions[idx])
+    np.testing.assert_array_equal(part.value, full.value[idx])
+    for j, row in enumerate(idx):  # every candidate's statistics, row by row
         mine, theirs = part.cand_row == j, full.cand_row == row
         np.testing.assert_array_equal(part.cand_action[mine], full.cand_action[theirs])
         np.testing.assert_array_equal(part.mean_diff[mine], full.mean_diff[theirs])

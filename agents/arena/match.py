@@ -16,7 +16,14 @@ from spit_env import core, streams
 from spit_env.checks import check_int
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
-from spit_env.policy import Policy, apply_profile, call_policy, make_policy, parse_profile
+from spit_env.policy import (
+    Policy,
+    apply_profile,
+    call_policy,
+    make_policy,
+    parse_profile,
+    seat_profile,
+)
 
 __all__ = ["Player", "player_error", "Match", "run_games", "Trace"]
 
@@ -65,16 +72,14 @@ class Player:
     def take_seat(self, config: SpitConfig, seat: int) -> tuple[Policy, SpitConfig]:
         """The player's policy in ``seat`` and the config with the player's latency there.
 
-        Through ``spit_env.policy.apply_profile``, so a bot that models its own latency (the
-        racer) believes the seat's latency.
+        The latency is seated by ``spit_env.policy.seat_profile`` and the policy through
+        ``spit_env.policy.apply_profile``, so a bot that models its own latency (the racer)
+        believes the seat's latency.
 
         Raises:
             ValueError: an unknown policy or a bad seat; OSError: an unreadable model file.
         """
-        if self.latency is not None:
-            pair = list(config.latency)
-            pair[seat] = self.latency
-            config = config.replace(latency=tuple(pair))
+        _, config = seat_profile(self.policy, config, seat, self.latency)
         return apply_profile(self.policy, config, seat, **self.kwargs)
 
 
@@ -202,10 +207,8 @@ class Match:
             players.append(seats)
             cfg = base
             for s, player in enumerate(seats):
-                if player is not None and player.latency is not None:
-                    pair = list(cfg.latency)
-                    pair[s] = player.latency
-                    cfg = cfg.replace(latency=tuple(pair))
+                if player is not None:
+                    _, cfg = seat_profile(player.policy, cfg, s, player.latency)
             configs.append(cfg)
             for s, player in enumerate(seats):
                 if player is not None:
@@ -267,12 +270,15 @@ class Match:
                 self._policy_list.append(policy)
         return seated[key]
 
-    def _latencies(self, rows: np.ndarray, batch: int):
-        """The (batch, 2) latency models of the games starting in ``rows``, or None."""
+    def _latencies(self, idx: np.ndarray, batch: int):
+        """The (batch, 2) latency models of the games starting in rows ``idx`` ((n,) ints).
+
+        None when every game has the one config (one pairing, the usual case).
+        """
         if self._row_latency is None:
             return None
         models = np.full((batch, 2), None, dtype=object)
-        for row in rows:
+        for row in idx:
             models[row] = self._row_latency[self._q_pair[self._slot[row]]]
         return models
 
@@ -302,9 +308,9 @@ class Match:
         """
         state = self.state
         actions = np.zeros((state.batch_size, 2), np.int64)
-        rows = np.flatnonzero(self.active)
-        pol = self._row_policy[rows]
-        parts = [(rows[pol[:, s] >= 0], s) for s in seats]
+        playing = np.flatnonzero(self.active)
+        pol = self._row_policy[playing]
+        parts = [(playing[pol[:, s] >= 0], s) for s in seats]
         idx = np.concatenate([r for r, _ in parts])
         if idx.size == 0:
             return actions

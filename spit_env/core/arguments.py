@@ -1,9 +1,14 @@
-"""The checks of the core's arguments: rows, seats, deals, actions, given latencies.
+"""The checks of the core's arguments: row masks and indices, seats, deals, actions, latencies.
 
 Bad input gets a ValueError naming the argument and what is allowed, before anything changes.
+Names: ``rows`` is a (B,) bool mask of games (``step``, ``reset``), ``idx`` (R,) integer row
+indices (the partial views and the planning functions, through :func:`select`, which also takes
+their deprecated ``rows=`` for one release).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -66,44 +71,56 @@ def check_actions(actions, batch: int) -> np.ndarray:
     return arr
 
 
-def select(st, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
+def select(st, idx, seat, rows=None) -> tuple[np.ndarray, np.ndarray | None]:
     """The rows and seats a partial view or a planning function works on, normalised once.
 
     Args:
         st: the state.
-        rows: None (every row), a (B,) bool mask, or (R,) integer row indices in 0..B-1 (any
-            order, repeats allowed).
+        idx: None (every row) or (R,) integer row indices in 0..B-1 (any order, repeats
+            allowed).
         seat: None, 0 / 1, or an (R,) integer array (one seat per selected row).
+        rows: the deprecated keyword of ``idx`` (for one release): a (B,) bool mask or (R,)
+            integer row indices. A (B,) bool mask given as ``idx`` is taken for one release too.
 
     Returns:
         ((R,) intp row indices, None or (R,) intp seats).
 
     Raises:
-        ValueError: naming ``rows`` or ``seat`` and what is allowed.
+        ValueError: naming ``idx`` (``rows`` when given so) or ``seat`` and what is allowed.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
     B = st.batch_size
-    if rows is None:
+    name = "idx"
+    if rows is not None:
+        if idx is not None:
+            raise ValueError("give idx (integer row indices) or rows (its deprecated name), "
+                             "not both")
+        idx, name = rows, "rows"
+        _deprecated("rows= is deprecated: pass idx, (R,) integer row indices "
+                    "(np.flatnonzero(mask) for a bool mask)")
+    if idx is None:
         idx = arange(B)
     else:
-        arr = np.asarray(rows)
+        arr = np.asarray(idx)
         if arr.dtype == np.bool_:
             if arr.shape != (B,):
-                raise ValueError(
-                    f"rows must be a ({B},) bool array or integer row indices, got bool shape "
-                    f"{arr.shape}"
-                )
+                raise ValueError(f"{name} must be 1-D integer row indices in 0..{B - 1}, got a "
+                                 f"bool array of shape {arr.shape}")
+            if name == "idx":
+                _deprecated("a bool mask as idx is deprecated: pass its integer row indices "
+                            "(np.flatnonzero(mask))")
             idx = arr.nonzero()[0]
         elif arr.dtype.kind in "iu" and arr.ndim == 1:
             if arr.size and (arr.min() < 0 or arr.max() >= B):
                 raise ValueError(
-                    f"rows must be row indices 0..{B - 1}, got values {arr.min()}..{arr.max()}"
+                    f"{name} must be row indices 0..{B - 1}, got values {arr.min()}..{arr.max()}"
                 )
             idx = arr.astype(np.intp, copy=False)
         else:
-            raise ValueError(
-                f"rows must be a ({B},) bool array or 1-D integer row indices, got shape "
-                f"{arr.shape} dtype {arr.dtype}"
-            )
+            raise ValueError(f"{name} must be 1-D integer row indices in 0..{B - 1}, got shape "
+                             f"{arr.shape} dtype {arr.dtype}")
     if seat is None:
         return idx, None
     if is_int(seat):
@@ -119,6 +136,11 @@ def select(st, rows, seat) -> tuple[np.ndarray, np.ndarray | None]:
     if sp.size and (sp.min() < 0 or sp.max() >= P):
         raise ValueError(f"seat must hold 0 or 1, got values {sp.min()}..{sp.max()}")
     return idx, sp.astype(np.intp, copy=False)
+
+
+def _deprecated(message: str) -> None:
+    # stacklevel 4: this function, select, the core function, its caller
+    warnings.warn(message, DeprecationWarning, stacklevel=4)
 
 
 _ARANGE: dict = {}

@@ -42,7 +42,7 @@ def mask_bits(st) -> np.ndarray:
     return st._bits
 
 
-def legal_action_mask(state, rows=None, seat=None) -> np.ndarray:
+def legal_action_mask(state, idx=None, seat=None, *, rows=None) -> np.ndarray:
     """The legal moves of each seat: (B, P, A) bool, a new array (docs/RULES.md, the mask table).
 
     A busy seat (move in flight, D7) and a finished game allow only WAIT; a free seat may WAIT,
@@ -50,18 +50,22 @@ def legal_action_mask(state, rows=None, seat=None) -> np.ndarray:
     slap is compulsory) in the slap phase. So every mask has at least one legal action.
     Egocentric: pile c = 0 is the seat's own centre pile.
 
-    ``rows`` / ``seat`` select part of it without building the rest (as ``observe``): rows a
-    (B,) bool mask or (R,) integer row indices -> (R, P, A); with seat (an int 0/1 or (R,) int,
-    one seat per selected row) -> (R, A), equal to ``legal_action_mask(state)[idx, seat]``.
+    ``idx`` / ``seat`` select part of it without building the rest (as ``observe``): idx (R,)
+    int row indices -> (R, P, A); with seat (an int 0/1 or (R,) int, one seat per selected row)
+    -> (R, A), equal to ``legal_action_mask(state)[idx, seat]``. ``rows`` is the deprecated name
+    of ``idx`` (for one release; it also takes a (B,) bool mask).
 
     Raises:
-        ValueError: bad ``rows`` or ``seat``.
+        ValueError: bad ``idx`` or ``seat``.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
     bits = mask_bits(state)
-    if rows is None and seat is None:
+    if idx is None and seat is None and rows is None:
         shape = (state.batch_size, P)
     else:
-        idx, sp = select(state, rows, seat)
+        idx, sp = select(state, idx, seat, rows)
         bits = bits[idx] if sp is None else bits[idx, sp]
         shape = bits.shape
     u8 = bits.astype("<u4", copy=False).view(np.uint8).reshape(shape + (4,))

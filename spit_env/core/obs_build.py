@@ -1,9 +1,12 @@
-"""The observation builder: the egocentric float32 vectors of ``rules.OBSERVATION`` from scratch.
+"""The observation builder: the egocentric float32 vectors of ``rules.OBSERVATION``.
 
 :func:`build_observation` computes the observations of any rows and seats straight from the state
-arrays (docs/ENVIRONMENTS.md has the table), every value written once. ``observe.py`` serves
-whole batches from a cache that it keeps up to date with only what changed; it uses this module's
-layout offsets and lookup tables, and this builder for what it has not cached.
+arrays (docs/ENVIRONMENTS.md has the table), every value written once. :class:`ObsCache` keeps
+what a whole batch's observation is mostly made of (the one-hot entries of the stock and centre
+piles, the centre piles' sizes and rank counts) and :func:`update_observation` brings it up to
+date with only what changed since, then writes the rest; both read the layout offsets and
+lookup tables built here at import. ``observe.py`` chooses between them and keeps the cache in
+the state.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 ``observe`` gives the egocentric float32 vectors of ``rules.OBSERVATION`` (docs/ENVIRONMENTS.md
 has the table). A large batch is served from a cache in the state that keeps the one-hot entries
 of the stock and centre piles, most of every vector, and rewrites only those a move changed
-(``obs_build.update_observation``); a part of a batch (``rows`` / ``seat``) and a small batch are
-built from scratch (``obs_build.build_observation``). Both give the same values, bit for bit.
+(``obs_build.update_observation``); a part of a batch (``idx`` / ``seat``) and a small batch are
+built from scratch (``obs_build.build_observation``). Both give the same values, bit for bit
+(:func:`check_observation_cache` holds the cache to it; ``caches.check_caches`` runs it).
 ``snapshot`` gives one game's public table as plain Python, the reference game's format.
 """
 
@@ -26,36 +27,40 @@ __all__ = ["observe", "snapshot", "check_observation_cache"]
 CACHED_BATCH = 512
 
 
-def observe(state: CoreState, rows=None, seat=None) -> np.ndarray:
+def observe(state: CoreState, idx=None, seat=None, *, rows=None) -> np.ndarray:
     """Egocentric observations, layout rules.OBSERVATION: (B, P, D) float32, every entry in [0, 1].
 
     Row [b, p] is seat p's view: ``self_*`` fields are p's, ``opp_*`` the opponent's, centre pile
     c = 0 is p's own. The opponent's move in flight is shown only with
     ``config.observe_opponent_move`` (its busy flag and time to landing always are).
 
-    The whole batch (no ``rows``, no ``seat``) of B >= 512 games comes from a cache kept in the
+    The whole batch (no ``idx``, no ``seat``) of B >= 512 games comes from a cache kept in the
     state (about 0.9 KB per game: the one-hot entries as (B, P, D) uint8, and what the rest is
     made of), that each call brings up to date with what changed since the one before.
 
     Args:
         state: the games.
-        rows: None (every row), a (B,) bool array or (R,) integer row indices: only those rows
-            are computed, (R, P, D) in that order.
+        idx: None (every row) or (R,) int row indices (any order, repeats allowed): only those
+            rows are computed, (R, P, D) in that order.
         seat: None (both seats), or 0 / 1 / an (R,) integer array (one seat per selected row):
-            (R, D), seat ``seat[j]``'s view of row ``rows[j]``. Either way the values are exactly
-            those of ``observe(state)[rows][, seat]``; a part costs about its share of the work.
+            (R, D), seat ``seat[j]``'s view of row ``idx[j]``. Either way the values are exactly
+            those of ``observe(state)[idx][, seat]``; a part costs about its share of the work.
+        rows: deprecated name of ``idx`` (for one release; it also takes a (B,) bool mask).
 
     Returns:
         A new float32 array: (B, P, D), (R, P, D) or (R, D) as above.
 
     Raises:
-        ValueError: bad ``rows`` or ``seat``.
+        ValueError: bad ``idx`` or ``seat``.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
-    if rows is None and seat is None:
+    if idx is None and seat is None and rows is None:
         if state.batch_size < CACHED_BATCH:
             return build_observation(state, None, None)
         return _cached(state)
-    idx, sp = select(state, rows, seat)
+    idx, sp = select(state, idx, seat, rows)
     return build_observation(state, idx, sp)
 
 

@@ -4,7 +4,7 @@ Rollouts run on copies of rows (:func:`copy_rows`), with the cards no player can
 anew (:func:`hidden_cards`, :func:`replace_hidden`) and fresh random streams
 (:func:`reseed_rows`); :func:`public_table` is the start of all of it, a seat's view of its games
 as a core state that holds no hidden card and no game stream. Every function keeps the 52 cards in
-place and every cache valid (``state.check_caches``). New per-row arrays of CoreState are carried
+place and every cache valid (``caches.check_caches``). New per-row arrays of CoreState are carried
 along without being named here (every ndarray field is a per-row array, batch axis first).
 """
 
@@ -31,29 +31,32 @@ def _row_arrays(state: CoreState) -> list[str]:
     return [f.name for f in fields(state) if isinstance(getattr(state, f.name), np.ndarray)]
 
 
-def copy_rows(state: CoreState, rows, repeats: int = 1) -> CoreState:
+def copy_rows(state: CoreState, idx=None, repeats: int = 1, *, rows=None) -> CoreState:
     """A new batch of copies of some rows of ``state`` (``state`` itself is not changed).
 
-    Row ``j * repeats + k`` of the result (k < ``repeats``) is a copy of row ``rows[j]``, every
+    Row ``j * repeats + k`` of the result (k < ``repeats``) is a copy of row ``idx[j]``, every
     array and cache included (random-stream keys too: see :func:`reseed_rows` for fresh ones).
     ``copy_rows(state, [b], n)`` makes n copies of row b.
 
     Args:
         state: the batch to copy from.
-        rows: a (B,) bool mask or (R,) integer row indices, repeats allowed (either;
-            normalised once).
+        idx: (R,) int row indices, any order, repeats allowed; None: every row.
         repeats: copies of each selected row, >= 1.
+        rows: deprecated name of ``idx`` (for one release; it also takes a (B,) bool mask).
 
     Returns:
         CoreState with R * repeats rows (R >= 1), same config and seed.
 
     Raises:
-        ValueError: bad ``rows`` (or none selected) or ``repeats``.
+        ValueError: bad ``idx`` (or none selected) or ``repeats``.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
-    idx, _ = select(state, rows, None)
+    idx, _ = select(state, idx, None, rows)
     n = check_int("repeats", repeats, 1)
     if idx.size == 0:
-        raise ValueError("rows must select at least one row")
+        raise ValueError("idx must select at least one row")
     if n > 1:
         idx = np.repeat(idx, n)
     kw = {f.name: getattr(state, f.name) for f in fields(state)}
@@ -100,7 +103,7 @@ def _pack(vals: np.ndarray, hidden: np.ndarray) -> np.ndarray:
     return out.reshape(n, N)
 
 
-def hidden_cards(state: CoreState, rows=None) -> np.ndarray:
+def hidden_cards(state: CoreState, idx=None, *, rows=None) -> np.ndarray:
     """The cards neither player can see, per row, in slot order.
 
     Slot order: for player 0 then player 1, the stock places 0-4 each bottom -> top (every card
@@ -111,20 +114,24 @@ def hidden_cards(state: CoreState, rows=None) -> np.ndarray:
 
     Args:
         state: the batch.
-        rows: None (every row), a (B,) bool mask or (R,) integer row indices (either).
+        idx: None (every row) or (R,) int row indices.
+        rows: deprecated name of ``idx`` (for one release; it also takes a (B,) bool mask).
 
     Returns:
         (R, N) int8 card ids 0-51 packed from index 0, then -1.
 
     Raises:
-        ValueError: bad ``rows``.
+        ValueError: bad ``idx``.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
-    idx, _ = select(state, rows, None)
+    idx, _ = select(state, idx, None, rows)
     return _pack(*_hidden_slots(state, idx))
 
 
-def replace_hidden(state: CoreState, rows, cards=None, *,
-                   rng: np.random.Generator | None = None) -> CoreState:
+def replace_hidden(state: CoreState, idx=None, cards=None, *,
+                   rng: np.random.Generator | None = None, rows=None) -> CoreState:
     """Put another arrangement of each row's hidden cards in its hidden slots (in place).
 
     The arrangement is consistent with the public table: the same cards (the ones no player can
@@ -134,27 +141,31 @@ def replace_hidden(state: CoreState, rows, cards=None, *,
 
     Args:
         state: the batch, updated in place.
-        rows: a (B,) bool mask or (R,) distinct integer row indices (either).
-        cards: (R, K) integers, row j = the hidden cards of row ``rows[j]`` in the slot order of
+        idx: (R,) distinct int row indices; None: every row.
+        cards: (R, K) integers, row j = the hidden cards of row ``idx[j]`` in the slot order of
             :func:`hidden_cards`, then -1 (K <= 52; an array like :func:`hidden_cards` returns).
             Each row must be a permutation of that row's hidden cards.
         rng: a numpy Generator (instead of ``cards``); draws one ``rng.random((R, 52))``.
+        rows: deprecated name of ``idx`` (for one release; it also takes a (B,) bool mask).
 
     Returns:
         ``state``.
 
     Raises:
-        ValueError: not exactly one of ``cards`` / ``rng``, bad or repeated ``rows``, or
+        ValueError: not exactly one of ``cards`` / ``rng``, bad or repeated ``idx``, or
             ``cards`` of the wrong shape or not a permutation of a row's hidden cards (naming
             the row); nothing is changed then.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
     st = state
-    idx, _ = select(st, rows, None)
+    idx, _ = select(st, idx, None, rows)
     if (cards is None) == (rng is None):
         raise ValueError("replace_hidden needs exactly one of cards (an arrangement) or rng "
                          "(to draw one)")
     if idx.size > 1 and not (idx[1:] > idx[:-1]).all() and np.unique(idx).size != idx.size:
-        raise ValueError("rows must not repeat a row")
+        raise ValueError("idx must not repeat a row")
     n = idx.size
     vals, hidden = _hidden_slots(st, idx)
     packed = _pack(vals, hidden)
@@ -197,7 +208,7 @@ def replace_hidden(state: CoreState, rows, cards=None, *,
     return st
 
 
-def reseed_rows(state: CoreState, rows, keys) -> CoreState:
+def reseed_rows(state: CoreState, idx=None, keys=None, *, rows=None) -> CoreState:
     """Give rows new random-stream keys (in place).
 
     Their future latency draws (D7), tie coins (D8) and re-deal shuffles (D13) come from the new
@@ -206,17 +217,21 @@ def reseed_rows(state: CoreState, rows, keys) -> CoreState:
 
     Args:
         state: the batch, updated in place.
-        rows: a (B,) bool mask or (R,) integer row indices (either).
-        keys: (R,) integers (taken modulo 2**64), e.g. ``rng.integers(0, 2**63, R)``.
+        idx: (R,) int row indices; None: every row.
+        keys: (R,) integers (taken modulo 2**64), e.g. ``rng.integers(0, 2**63, R)``; required.
+        rows: deprecated name of ``idx`` (for one release; it also takes a (B,) bool mask).
 
     Returns:
         ``state``.
 
     Raises:
-        ValueError: bad ``rows`` or ``keys`` of the wrong shape or dtype.
+        ValueError: bad ``idx`` or ``keys`` missing or of the wrong shape or dtype.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
     st = state
-    idx, _ = select(st, rows, None)
+    idx, _ = select(st, idx, None, rows)
     k = np.asarray(keys)
     if k.shape != idx.shape or k.dtype.kind not in "iu":
         raise ValueError(f"keys must be a ({idx.size},) integer array, got shape {k.shape} "
@@ -259,21 +274,25 @@ class PublicTable:
         return self.state.batch_size
 
 
-def public_table(state: CoreState, rows=None, seat=None) -> PublicTable:
+def public_table(state: CoreState, idx=None, seat=None, *, rows=None) -> PublicTable:
     """The public table of some rows, each seen from one seat (see :class:`PublicTable`).
 
     Args:
         state: the games (not changed).
-        rows: None (every row), a (B,) bool mask or (R,) integer row indices (either).
+        idx: None (every row) or (R,) int row indices.
         seat: 0 / 1, or (R,) integers (one seat per selected row); None means seat 0.
+        rows: deprecated name of ``idx`` (for one release; it also takes a (B,) bool mask).
 
     Returns:
         PublicTable of R rows (R >= 1).
 
     Raises:
-        ValueError: bad ``rows`` or ``seat``, or no row selected.
+        ValueError: bad ``idx`` or ``seat``, or no row selected.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
-    idx, sp = select(state, rows, 0 if seat is None else seat)
+    idx, sp = select(state, idx, 0 if seat is None else seat, rows)
     pub = copy_rows(state, idx)
     pub.seed = 0
     pub.game_id[:] = 0

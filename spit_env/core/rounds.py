@@ -1,4 +1,4 @@
-"""What happens to a few games at a time: layouts, spits, round ends, slaps, re-deals, stalls.
+"""Work on a few games at a time: layouts, spits, round and game ends, slaps, re-deals, stalls.
 
 Each function works on the rows ``idx`` ((n,) integer row indices) that need it, with fancy
 indexing on flat indices, so a game that needs none of this costs nothing. ``out`` is the step's

@@ -1,7 +1,9 @@
 """The state of B games (:class:`CoreState`) and what a step returns (:class:`StepOutput`).
 
 :class:`CoreState` holds every game as rows of arrays (batch axis first) plus caches the core
-keeps in step with them; :func:`check_caches` recomputes each cache from the arrays it is made of.
+keeps in step with them (``caches.check_caches`` recomputes each one from the arrays it is made
+of); :func:`empty_state` is the canvas ``init`` deals on, :func:`blank_output` a step's output
+before anything happens.
 """
 
 from __future__ import annotations
@@ -12,12 +14,11 @@ import numpy as np
 
 from .. import rules
 from ..config import SpitConfig
-from . import mask
 from .events import EventLog
 from .latencies import stacked_table
-from .tables import NO_LAND, RANK32, U64, P, S, latency_keys, place_index, rule_tables
+from .tables import NO_LAND, U64, P, S, place_index, rule_tables
 
-__all__ = ["CoreState", "StepOutput", "check_caches", "centre_rank_counts"]
+__all__ = ["CoreState", "StepOutput"]
 
 
 @dataclass(eq=False)
@@ -29,7 +30,7 @@ class CoreState:
     ``top``, ``pidx``, ``centre_top``, ``centre_ranks`` and ``lat_key`` are caches that the core
     keeps in step with the rest, the legal-move bits are cached between ``legal_action_mask`` and
     ``step``, and ``observe`` keeps the last observation of the batch to update
-    (:func:`check_caches` checks them all).
+    (``core.check_caches`` checks them all).
 
     Attributes:
         config: the SpitConfig of every game of the batch; its ``latency`` is the default of
@@ -203,65 +204,3 @@ def blank_output(batch: int) -> StepOutput:
         np.zeros(batch, bool),
         np.zeros((batch, P), bool),
     )
-
-
-# --- the caches ----------------------------------------------------------------------------------
-def check_caches(state: CoreState) -> None:
-    """Check that the core's caches agree with the arrays they are computed from.
-
-    Each stock place's bits-table index (``pidx``), the rank counts of the centre piles
-    (``centre_ranks``), the latency-stream hash (``lat_key``) of the key, the seats' latency
-    model indices and their stacked quantile tables, and the cached
-    legal-move bits (when set) against the bits computed afresh, and the cached observation (when
-    set), brought up to date, against one built from scratch. ``spit_env.testing``'s
-    ``check_invariants`` runs it; it also covers the states of ``copy_rows``, ``replace_hidden``,
-    ``reseed_rows`` and ``public_table``.
-
-    Raises:
-        AssertionError: naming the first row whose cache is stale.
-    """
-    st = state
-    pidx = place_index(st.top, st.face_up, st.height, np.arange(S))
-    if (pidx != st.pidx).any():
-        _fail(_first(pidx != st.pidx), "cached place indices (pidx) disagree with the stocks")
-    ranks = centre_rank_counts(st.centre)
-    if (ranks != st.centre_ranks).any():
-        _fail(_first(ranks != st.centre_ranks),
-              "cached centre rank counts (centre_ranks) disagree with the centre piles")
-    if (latency_keys(st.key) != st.lat_key).any():
-        _fail(_first(latency_keys(st.key) != st.lat_key),
-              "cached latency-stream hashes (lat_key) disagree with the key")
-    bad = (st.latency < 0) | (st.latency >= len(st.latency_models))
-    if bad.any():
-        _fail(_first(bad), f"latency model indices outside 0..{len(st.latency_models) - 1}")
-    if not np.array_equal(st._lat_table, stacked_table(st.latency_models)):
-        raise AssertionError("the stacked latency tables disagree with latency_models")
-    fresh = mask.table_bits(st)
-    if st._tbits is not None and (st._tbits != fresh).any():
-        _fail(_first(st._tbits != fresh), "cached table bits disagree with the table")
-    if st._bits is not None:
-        cached = st._bits
-        st._bits = None
-        again = mask.mask_bits(st)
-        if (cached != again).any():
-            _fail(_first(cached != again), "cached legal-move bits disagree with the state")
-    from .observe import check_observation_cache  # observe builds on this module
-
-    check_observation_cache(st)
-
-
-def centre_rank_counts(centre: np.ndarray) -> np.ndarray:
-    """(n, P, 13) int8: the cards of each rank in (n, P, N) int8 centre piles (-1: no card)."""
-    n = centre.shape[0]
-    pile = np.arange(n * P).reshape(n, P, 1) * (rules.N_RANKS + 1)
-    count = np.bincount((pile + RANK32.take(centre.astype(np.intp) + 1)).reshape(-1),
-                        minlength=n * P * (rules.N_RANKS + 1))
-    return count.reshape(n, P, rules.N_RANKS + 1)[:, :, 1:].astype(np.int8)
-
-
-def _fail(row, msg: str):
-    raise AssertionError(f"row {int(row)}: {msg}")
-
-
-def _first(bad: np.ndarray) -> int:
-    return int(np.flatnonzero(bad.reshape(bad.shape[0], -1).any(axis=1))[0])

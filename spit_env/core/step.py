@@ -382,7 +382,8 @@ def _pop_stock(st: CoreState, f5: np.ndarray) -> np.ndarray:
 
 
 # --- forced WAITs --------------------------------------------------------------------------------
-def fast_forward(state: CoreState, rows, seat, max_epochs=None) -> np.ndarray:
+def fast_forward(state: CoreState, idx=None, seat=None, max_epochs=None, *,
+                 rows=None) -> np.ndarray:
     """Skip the decision epochs in which ``seat`` can only WAIT and nothing else happens.
 
     A seat whose only legal move is WAIT (a free seat in the play phase with no table move, D9)
@@ -398,23 +399,27 @@ def fast_forward(state: CoreState, rows, seat, max_epochs=None) -> np.ndarray:
 
     Args:
         state: updated in place.
-        rows: a (B,) bool mask or (R,) increasing integer row indices (either; normalised once).
-        seat: 0 / 1, or an (R,) integer array (one seat per selected row).
+        idx: (R,) increasing int row indices (each row once); None: every row.
+        seat: 0 / 1, or an (R,) integer array (one seat per selected row); required.
         max_epochs: None, or an int / (R,) integer array >= 0: skip at most that many epochs
             per row.
+        rows: deprecated name of ``idx`` (for one release; it also takes a (B,) bool mask).
 
     Returns:
         (R,) int64 epochs skipped per selected row (0 where nothing could be skipped).
 
     Raises:
-        ValueError: bad ``rows`` (or a row given twice), ``seat`` or ``max_epochs``.
+        ValueError: bad ``idx`` (or a row given twice), ``seat`` or ``max_epochs``.
+
+    Warns:
+        DeprecationWarning: ``rows`` given, or a bool mask given as ``idx``.
     """
     st = state
     if seat is None:
         raise ValueError("seat must be 0, 1 or an integer array (one seat per selected row)")
-    idx, sp = select(st, rows, seat)
+    idx, sp = select(st, idx, seat, rows)
     if idx.size > 1 and (idx[1:] <= idx[:-1]).any():
-        raise ValueError("rows must be increasing row indices (each row once) or a bool array")
+        raise ValueError("idx must be increasing row indices (each row once)")
     if max_epochs is not None:
         cap = np.asarray(max_epochs)
         if cap.dtype.kind not in "iu" or cap.shape not in ((), idx.shape) or (cap < 0).any():

@@ -1,9 +1,10 @@
 """The environments: views of the batched core for PettingZoo, Gymnasium and stable-baselines3.
 
-``duel`` is the learner-versus-opponent engine that the single-agent views share; the views are
-siblings over it (and over the core): ``parallel`` (PettingZoo ParallelEnv and AEC env),
-``gym`` (Gymnasium ``Spit-v0``), ``vector`` (its native Gymnasium vector env) and ``vec`` (the
-SB3 VecEnv, imported lazily: it needs stable-baselines3, the ``[train]`` extra).
+``duel`` is the learner-versus-opponent engine that the single-agent views share, and ``view``
+their shared plumbing over it; the views are siblings over it (and over the core): ``parallel``
+(PettingZoo ParallelEnv and AEC env), ``gym`` (Gymnasium ``Spit-v0``), ``vector`` (its native
+Gymnasium vector env) and ``vec`` (the SB3 VecEnv, imported lazily: it needs stable-baselines3,
+the ``[train]`` extra).
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ opponent policy, and plays one learner decision at a time: the learner's action 
 next decision epoch with the opponent's (chosen by the opponent policy in one batched call); then,
 while the learner's move is in flight (it is busy, D7), the core runs on with only the opponent
 deciding, until the learner is free again or the episode ends. So every observation the learner
-gets is one where it may act. ``SpitGymEnv`` is a Duel of one game, ``SpitVecEnv`` one of
-``num_envs`` games; both add only their API's conventions (seeding, auto-reset, spaces).
+gets is one where it may act. ``SpitGymEnv`` is a Duel of one game, ``SpitVectorEnv`` and
+``SpitVecEnv`` one of ``num_envs`` games; each adds only its API's conventions (seeding,
+auto-reset, spaces) to the plumbing they share (``view.py``).
 
 What needs no decision costs (almost) nothing: the opponent policy is asked only for decisions
 with a choice (a seat whose only legal move is WAIT waits without a call, so the policy's

@@ -52,11 +52,12 @@ from ..render import RENDER_FPS, RENDER_MODES, check_render_mode, render
 from ..rules import N_ACTIONS, OBS_DIM, check_action, reset_deal
 from ..streams import next_game
 from .duel import Duel
+from .view import DuelView
 
 __all__ = ["SpitGymEnv"]
 
 
-class SpitGymEnv(gymnasium.Env):
+class SpitGymEnv(DuelView, gymnasium.Env):
     """One game of Spit for a single learner against an opponent (see the module docstring).
 
     Args:
@@ -92,11 +93,6 @@ class SpitGymEnv(gymnasium.Env):
     def config(self) -> SpitConfig:
         """The config of the current game (the opponent profile's latency applied)."""
         return self._duel.row_config(0)
-
-    @property
-    def duel(self) -> Duel:
-        """The engine this env is a view of (read it, e.g. for ``testing``; do not step it)."""
-        return self._duel
 
     @property
     def learner_seat(self) -> int:
@@ -180,20 +176,17 @@ class SpitGymEnv(gymnasium.Env):
         Raises:
             ValueError: before the first reset.
         """
-        if self._obs is None:
-            raise ValueError("last_events() called before reset()")
+        self._ready("last_events")
         return [dict(e) for e in self._events]
 
     def action_masks(self) -> np.ndarray:
         """(23,) bool: the learner's legal moves now (all False but WAIT once the game is over)."""
-        if self._obs is None:
-            raise ValueError("action_masks() called before reset()")
+        self._ready("action_masks")
         return self._duel.learner_masks()[0]
 
     def snapshot(self) -> dict:
         """The whole public table as a JSON-serialisable dict (docs/ENVIRONMENTS.md)."""
-        if self._obs is None:
-            raise ValueError("snapshot() called before reset()")
+        self._ready("snapshot")
         return self._duel.snapshot(0)
 
     def public_table(self):
@@ -202,24 +195,7 @@ class SpitGymEnv(gymnasium.Env):
         For a planning policy in the learner's seat: ``planner(obs[None],
         env.action_masks()[None], rng, table=env.public_table())``.
         """
-        if self._obs is None:
-            raise ValueError("public_table() called before reset()")
-        return self._duel.public_table(np.zeros(1, np.intp), self._duel.seat[:1])
-
-    def learner_rng(self):
-        """The learner's rng at its current decision (``spit_env.streams.RowStreams``, one row).
-
-        Its draws come from the stream of game (seed, game id) for the learner's seat and its
-        decision index, as the opponent's do for its seat: a policy that plays the learner's
-        seat with it (``policy(obs[None], env.action_masks()[None], env.learner_rng())``) makes
-        the same moves in a game whatever the history of the process. A fresh object each call.
-
-        Raises:
-            ValueError: before reset.
-        """
-        if self._obs is None:
-            raise ValueError("learner_rng() called before reset()")
-        return self._duel.policy_rng(np.zeros(1, np.intp), self._duel.seat[:1])
+        return self._learner_table()
 
     def render(self):
         """The table in ``render_mode`` (``spit_env.render.render``); None before ``reset()``.

@@ -76,6 +76,7 @@ from ..render_rgb import render_rgb
 from ..rules import N_ACTIONS, OBS_DIM, check_actions, reset_deal
 from ..streams import check_seed, os_seed
 from .duel import Duel
+from .view import BatchView
 
 __all__ = ["SpitVecEnv"]
 
@@ -83,7 +84,7 @@ _PER_ROW_METHODS = ("action_masks", "snapshot", "render")
 _SETTABLE = ("opponent", "skip_forced_waits")
 
 
-class SpitVecEnv(VecEnv):
+class SpitVecEnv(BatchView, VecEnv):
     """SB3 VecEnv of ``num_envs`` Spit games against an opponent (see the module docstring).
 
     Args:
@@ -126,14 +127,6 @@ class SpitVecEnv(VecEnv):
 
     # --- options --------------------------------------------------------------------------------
     @property
-    def config(self) -> SpitConfig:
-        """The games' config (with an opponent profile's latency applied).
-
-        With learner_seat="random" and such a profile, the config of the learner-in-seat-0 games.
-        """
-        return self._duel.config
-
-    @property
     def opponent(self):
         """The opponent as given (a Policy, name or profile); set it with :meth:`set_opponent`.
 
@@ -141,16 +134,6 @@ class SpitVecEnv(VecEnv):
         indices)`` gives the rows' own).
         """
         return self._duel.opponent
-
-    @property
-    def duel(self) -> Duel:
-        """The engine this VecEnv is a view of (read it, e.g. for ``testing``; do not step it)."""
-        return self._duel
-
-    @property
-    def learner_seats(self) -> np.ndarray:
-        """(num_envs,) int64: the learner's seat in each row's current game."""
-        return self._duel.seat.copy()
 
     def set_opponent(self, opponent, indices=None) -> None:
         """Replace the opponent (a Policy, name or profile) of every env, or of ``indices`` only.
@@ -308,22 +291,10 @@ class SpitVecEnv(VecEnv):
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 23) bool: the learner's legal moves in each row's current game."""
-        if self._obs is None:
-            raise ValueError("action_masks() called before reset()")
+        self._ready("action_masks")
         if self._masks is None:  # computed once per state of the games
             self._masks = self._duel.learner_masks()
         return self._masks.copy()
-
-    def snapshot(self, index: int = 0) -> dict:
-        """The public table of row ``index``'s game (format: docs/ENVIRONMENTS.md).
-
-        Raises:
-            ValueError: before reset, or an index that is not an integer 0..num_envs-1.
-        """
-        index = check_int("index", index, 0, self.num_envs - 1)
-        if self._obs is None:
-            raise ValueError("snapshot() called before reset()")
-        return self._duel.snapshot(index)
 
     def public_table(self):
         """The learners' public table (``spit_env.core.PublicTable``, row i: env i's learner).
@@ -334,25 +305,7 @@ class SpitVecEnv(VecEnv):
         Raises:
             ValueError: before reset.
         """
-        if self._obs is None:
-            raise ValueError("public_table() called before reset()")
-        return self._duel.public_table(np.arange(self.num_envs), self._duel.seat.copy())
-
-    def learner_rng(self):
-        """The learners' rng at their current decision (``spit_env.streams.RowStreams``).
-
-        Row i's draws come from the stream of game (seed, game id) for the learner's seat and
-        its decision index, as the opponent's do for its seat: a policy that plays the learner's
-        seat with it (``policy(obs, venv.action_masks(), venv.learner_rng())``, a teacher
-        recording its moves) makes the same moves in a game whatever the other rows and the
-        history of the process. A fresh object each call: two calls at one decision draw alike.
-
-        Raises:
-            ValueError: before reset.
-        """
-        if self._obs is None:
-            raise ValueError("learner_rng() called before reset()")
-        return self._duel.policy_rng(np.arange(self.num_envs), self._duel.seat.copy())
+        return self._learner_table()
 
     def _render_row(self, i: int) -> str:
         return f"[env {i}]\n" + render_text(self.snapshot(i), self._duel.render_names(i))
@@ -392,8 +345,7 @@ class SpitVecEnv(VecEnv):
         Raises:
             ValueError: before ``reset()``.
         """
-        if self._obs is None:
-            raise ValueError("get_images() called before reset()")
+        self._ready("get_images")
         return [self._frame(i) for i in range(self.num_envs)]
 
     def _frame(self, i: int) -> np.ndarray:

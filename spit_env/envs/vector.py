@@ -60,6 +60,7 @@ from ..render import RENDER_MODES, check_render_mode, render
 from ..rules import N_ACTIONS, OBS_DIM, check_actions, reset_deal
 from ..streams import next_game
 from .duel import Duel
+from .view import BatchView
 
 __all__ = ["SpitVectorEnv"]
 
@@ -71,7 +72,7 @@ except ImportError:  # pragma: no cover - Gymnasium 1.0, the floor pyproject.tom
     _AUTORESET = {}
 
 
-class SpitVectorEnv(VectorEnv):
+class SpitVectorEnv(BatchView, VectorEnv):
     """``num_envs`` Spit games against an opponent as one Gymnasium VectorEnv (module docstring).
 
     Args:
@@ -113,21 +114,6 @@ class SpitVectorEnv(VectorEnv):
         self._obs = None
         self._masks = None  # the learners' masks of the current state
         self._ended = np.zeros(self.num_envs, bool)  # rows restarted by the next step
-
-    @property
-    def config(self) -> SpitConfig:
-        """The games' config (with an opponent profile's latency applied)."""
-        return self._duel.config
-
-    @property
-    def duel(self) -> Duel:
-        """The engine this env is a view of (read it, e.g. for ``testing``; do not step it)."""
-        return self._duel
-
-    @property
-    def learner_seats(self) -> np.ndarray:
-        """(num_envs,) int64: the learner's seat in each row's current game."""
-        return self._duel.seat.copy()
 
     def set_opponent(self, opponent, indices=None) -> None:
         """Replace the opponent of every row, or of the rows ``indices`` (as ``SpitVecEnv``).
@@ -213,33 +199,8 @@ class SpitVectorEnv(VectorEnv):
         Raises:
             ValueError: before reset.
         """
-        if self._obs is None:
-            raise ValueError("action_masks() called before reset()")
+        self._ready("action_masks")
         return self._masks.copy()
-
-    def learner_rng(self):
-        """The learners' rng at their current decision (``spit_env.streams.RowStreams``).
-
-        As ``SpitVecEnv.learner_rng``: row i draws from the stream of its game for the
-        learner's seat and decision index, whatever the other rows and the history.
-
-        Raises:
-            ValueError: before reset.
-        """
-        if self._obs is None:
-            raise ValueError("learner_rng() called before reset()")
-        return self._duel.policy_rng(np.arange(self.num_envs), self._duel.seat.copy())
-
-    def snapshot(self, index: int = 0) -> dict:
-        """The public table of row ``index``'s game (format: docs/ENVIRONMENTS.md).
-
-        Raises:
-            ValueError: before reset, or an index that is not an integer 0..num_envs-1.
-        """
-        index = check_int("index", index, 0, self.num_envs - 1)
-        if self._obs is None:
-            raise ValueError("snapshot() called before reset()")
-        return self._duel.snapshot(index)
 
     def render(self):
         """Each row's table in the render mode: a tuple of N frames ("human": printed, None)."""
