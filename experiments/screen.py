@@ -40,6 +40,7 @@ PUBLISHED = [
     ("planner-fast (4, 2 s)", "planner-fast", 0.535, 0.513, 0.557, 1000, "planner.md"),
     ("planner (16, 3 s)", "planner", 0.566, 0.544, 0.588, 1000, "planner.md"),
     ("expert (16, 3 s)", "expert", 0.568, 0.546, 0.589, 1000, "expert.md"),
+    ("planner 1, 3 s", "planner:rollouts=1", 0.472, 0.432, 0.512, 300, "planner.md, curve"),
     ("planner 2, 3 s", "planner:rollouts=2", 0.440, 0.401, 0.480, 300, "planner.md, curve"),
     ("planner 4, 3 s", "planner:rollouts=4", 0.533, 0.493, 0.573, 300, "planner.md, curve"),
     ("planner 8, 3 s", "planner:rollouts=8", 0.578, 0.538, 0.617, 300, "planner.md, curve"),
@@ -176,12 +177,14 @@ def _print_scores(truth, scores) -> None:
     meta = truth.meta
     print(f"truth set v{meta['version']}: {truth.size:,} positions, {meta['rollouts']:,} "
           f"rollouts per move (commit {meta['commit'][:10] or '?'}); gains in planner units "
-          f"(a card = 0.019); the best move gains {scores[0].available:.4f} per decision")
+          f"(a card = 0.019); the best move gains {scores[0].available:.4f} per decision, about "
+          f"{truth.best_gain_noise():.4f} of it the truth's noise")
     cols = ("player", "gain / decision", "± se", "share", "departures", "precision",
-            "regret", "CPU ms / decision")
-    rows = [(s.label, f"{s.gain:+.4f}", f"{s.gain_se:.4f}", f"{s.share:+.1%}",
-             f"{s.departure_rate:.1%}", "-" if s.precision != s.precision else f"{s.precision:.0%}",
-             f"{s.regret:.4f}", f"{s.cpu_ms_per_decision:.2f}") for s in scores]
+            "gain / departure", "regret", "CPU ms / decision")
+    rows = [(s.label, f"{s.gain:+.5f}", f"{s.gain_se:.5f}", f"{s.share:+.1%}",
+             f"{s.departure_rate:.1%}", _maybe(s.precision, "{:.0%}"),
+             _maybe(s.gain_per_departure, "{:+.4f}"), f"{s.regret:.4f}",
+             f"{s.cpu_ms_per_decision:.2f}") for s in scores]
     try:
         from rich.console import Console
         from rich.table import Table
@@ -191,10 +194,14 @@ def _print_scores(truth, scores) -> None:
         return
     table = Table()
     for c in cols:
-        table.add_column(c, justify="left" if c == "player" else "right")
+        table.add_column(c, justify="left" if c == "player" else "right", no_wrap=True)
     for r in rows:
         table.add_row(*r)
-    Console(width=120).print(table)
+    Console(width=200).print(table)  # as wide as its columns, never wrapped
+
+
+def _maybe(value: float, fmt: str) -> str:
+    return "-" if value != value else fmt.format(value)
 
 
 def _run_score(args) -> dict:
@@ -210,7 +217,7 @@ def _truth_summary(truth, path) -> dict:
     meta = truth.meta
     return dict(path=str(path) if path else "shipped", version=meta["version"],
                 positions=truth.size, rollouts=meta["rollouts"], command=meta["command"],
-                commit=meta["commit"])
+                commit=meta["commit"], best_gain_noise=truth.best_gain_noise())
 
 
 def _write_json(path, result) -> None:
@@ -320,7 +327,9 @@ def _run_build(args, argv) -> dict:
     print(f"{summary['positions']:,} positions ({summary['counts']}), "
           f"{truth.meta['rollouts']:,} rollouts per move; standard error of a move's gain "
           f"over racer's: median {summary['se_median']:.4f}, 90th percentile "
-          f"{summary['se_p90']:.4f}; CPU: positions {stats['positions_cpu_s']:.0f} s, values "
+          f"{summary['se_p90']:.4f}; the best move gains {summary['best_gain']:.4f} per decision, "
+          f"about {summary['best_gain_noise']:.4f} of it noise; CPU: positions "
+          f"{stats['positions_cpu_s']:.0f} s, values "
           f"{stats['values_cpu_s']:.0f} s; {summary['bytes']:,} bytes")
     print(f"wrote {path}")
     return summary
@@ -332,6 +341,7 @@ def _build_summary(truth, stats, path) -> dict:
     se = truth.se[np.isfinite(truth.se) & (truth.se > 0)]
     return dict(positions=truth.size, counts=truth.meta["counts"],
                 se_median=float(np.median(se)), se_p90=float(np.quantile(se, 0.9)),
+                best_gain=float(truth.best_gain.mean()), best_gain_noise=truth.best_gain_noise(),
                 bytes=path.stat().st_size, **stats)
 
 

@@ -75,12 +75,12 @@ def plot_calibration(points: list[dict], fit: dict, path: str | Path | None = No
 
     x = np.array([p["gain"] for p in points])
     fig, ax = plt.subplots(figsize=(7.5, 5.2))
-    for p in points:
+    for i, p in enumerate(points):
         ax.errorbar(p["gain"], p["win_rate"], xerr=1.96 * p["gain_se"],
                     yerr=[[p["win_rate"] - p["ci_low"]], [p["ci_high"] - p["win_rate"]]],
                     fmt="o", ms=4, capsize=2, color="tab:blue", alpha=0.8)
         ax.annotate(p["label"], (p["gain"], p["win_rate"]), textcoords="offset points",
-                    xytext=(4, 4), fontsize=7)
+                    xytext=(4, 4 if i % 2 else -9), fontsize=7)  # alternate: fewer overlaps
     xs = np.linspace(min(x.min(), 0.0), max(x.max(), 0.0), 50)
     ax.plot(xs, fit["intercept"] + fit["slope"] * xs, color="tab:red", lw=1,
             label=f"win rate = {fit['intercept']:.3f} + {fit['slope']:.1f} x gain "

@@ -8,10 +8,18 @@ Per decision, ``gain`` is the truth value of the player's move minus racer's mov
 * **gain per decision**: the mean gain, with its standard error over the positions (the truth's
   own noise is inside it);
 * **share of the available gain**: the summed gain over the summed best gain;
-* **departure rate**: the share of positions where the player leaves racer's move, and
-  **departure precision**: of those departures, the share whose truth gain is above 0;
+* **departure rate**: the share of positions where the player leaves racer's move,
+  **departure precision**: of those departures, the share whose truth gain is above 0, and the
+  mean **gain per departure**;
 * **regret**: the mean best gain minus the mean gain (what the best move would have added);
 * **CPU seconds per decision** of the player's calls on the screen.
+
+**The truth's own noise.** A player does not see the truth's rollouts, so its gain and its gain
+per departure are unbiased estimates. The best move is the maximum of noisy values, so the
+available gain (and with it the share and the regret) leans high,
+:meth:`~agents.screen.truth.TruthSet.best_gain_noise` estimates by how much; and a departure to a
+move that is truly as good as racer's counts as precise about half of the time, which pulls every
+precision toward 50%.
 
 How the gain predicts a win rate: :mod:`agents.screen.calibration`.
 """
@@ -41,6 +49,7 @@ class ScreenScore:
         departure_rate: share of positions where the move is not racer's; ``departures`` their
             number.
         precision: share of departures with a truth gain above 0 (NaN without departures).
+        gain_per_departure: mean gain of the departures (NaN without departures).
         regret: ``available - gain``.
         cpu_s: CPU seconds of the player's calls; ``cpu_ms_per_decision`` the same per
             position, in ms.
@@ -57,6 +66,7 @@ class ScreenScore:
     departure_rate: float
     departures: int
     precision: float
+    gain_per_departure: float
     regret: float
     cpu_s: float
     cpu_ms_per_decision: float
@@ -95,6 +105,7 @@ def score(player, truth: TruthSet, *, chunk: int = 256) -> ScreenScore:
         available=float(best.mean()), share=float(gains.sum() / best.sum()),
         departure_rate=float(departed.mean()), departures=int(departed.sum()),
         precision=float((gains[departed] > 0).mean()) if departed.any() else float("nan"),
+        gain_per_departure=float(gains[departed].mean()) if departed.any() else float("nan"),
         regret=float((best - gains).mean()), cpu_s=float(cpu),
         cpu_ms_per_decision=1000.0 * cpu / n, by_source=by_source, moves=moves, gains=gains)
 

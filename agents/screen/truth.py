@@ -104,6 +104,23 @@ class TruthSet:
         """(N,) float64 the best legal move's ``diff`` (>= 0: racer's move is among them)."""
         return np.nanmax(self.diff.astype(np.float64), axis=1)
 
+    def best_gain_noise(self, draws: int = 200, seed: int = 0) -> float:
+        """How much of the mean best gain the truth's noise is expected to add.
+
+        The maximum over a position's moves of values that each carry their standard error
+        exceeds the maximum of the true values on average. Taking the stored values as the true
+        ones, this draws ``draws`` noisy copies of them (independent normal errors of the stored
+        standard errors, a fixed seed) and returns the mean best gain of the copies minus the
+        stored one: an estimate of the upward bias of :attr:`best_gain`'s mean.
+        """
+        rng = np.random.default_rng(seed)
+        legal = np.isfinite(self.diff)
+        diff = np.where(legal, self.diff, -np.inf).astype(np.float64)
+        se = np.where(legal, self.se, 0.0).astype(np.float64)
+        noisy = [np.maximum((diff + se * rng.standard_normal(se.shape)).max(axis=1), 0.0).mean()
+                 for _ in range(draws)]
+        return float(np.mean(noisy) - self.best_gain.mean())
+
 
 # --- valuing positions -----------------------------------------------------------------------
 class _StoredMoves:
