@@ -106,6 +106,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
                    help="CPUs of the local Ray (default: all)")
     args = p.parse_args(argv)
     _check(p, args)
+    args.command = shlex.join(["python", "-m", "experiments.screen",
+                               *(sys.argv[1:] if argv is None else argv)])
     return args
 
 
@@ -208,7 +210,8 @@ def _run_score(args) -> dict:
     truth = _load(args)
     scores = _score_all(args.players, truth, args)
     _print_scores(truth, scores)
-    result = dict(truth=_truth_summary(truth, args.truth), scores=[s.to_dict() for s in scores])
+    result = dict(command=args.command, commit=_commit(), truth=_truth_summary(truth, args.truth),
+                  scores=[s.to_dict() for s in scores])
     _write_json(args.json, result)
     return result
 
@@ -246,22 +249,24 @@ def _run_calibrate(args) -> dict:
     x = [q["gain"] for q in points]
     y = [q["win_rate"] for q in points]
     sigma = [wilson_sigma(q["ci_low"], q["ci_high"]) for q in points]
-    fit = fit_line(x, y, sigma, through=(0.0, 0.5))  # racer: gain 0, win rate 0.5
-    free = fit_line(x, y, sigma)
-    for q, r in zip(points, fit["residuals"], strict=True):
-        q["predicted"] = q["win_rate"] - r
+    xerr = [q["gain_se"] for q in points]
+    fit = fit_line(x, y, sigma, xerr=xerr, through=(0.0, 0.5))  # racer: gain 0, win rate 0.5
+    free = fit_line(x, y, sigma, xerr=xerr)
+    for q, r, sd in zip(points, fit["residuals"], fit["point_sd"], strict=True):
+        q.update(predicted=q["win_rate"] - r, residual_sd=r / sd)
     print(f"{'point':>26} {'gain':>8} {'win rate':>9} {'predicted':>9} {'residual / sd':>13}")
-    for q, s in zip(points, sigma, strict=True):
-        print(f"{q['label']:>26} {q['gain']:+8.4f} {q['win_rate']:9.3f} {q['predicted']:9.3f} "
-              f"{(q['win_rate'] - q['predicted']) / s:+13.2f}")
+    for q in points:
+        print(f"{q['label']:>26} {q['gain']:+8.5f} {q['win_rate']:9.3f} {q['predicted']:9.3f} "
+              f"{q['residual_sd']:+13.2f}")
     print(f"win rate = 0.5 + {fit['slope']:.2f} x gain (slope se {fit['slope_se']:.2f}), "
           f"weighted R^2 {fit['r2']:.2f}, chi^2 {fit['chi2']:.1f} on {fit['dof']} dof; "
           f"free line: {free['intercept']:.3f} + {free['slope']:.2f} x gain, R^2 {free['r2']:.2f}")
     if args.plot:
         plot_calibration(points, fit, args.plot)
         print(f"wrote {args.plot}")
-    result = dict(truth=_truth_summary(truth, args.truth), points=points, fit=fit,
-                  free_fit=free, scores={k: v.to_dict() for k, v in scores.items()})
+    result = dict(command=args.command, commit=_commit(), truth=_truth_summary(truth, args.truth),
+                  points=points, fit=fit, free_fit=free,
+                  scores={k: v.to_dict() for k, v in scores.items()})
     _write_json(args.json, result)
     return result
 

@@ -165,6 +165,10 @@ def test_fit_line_recovers_a_line():
     assert fit["slope"] == pytest.approx(3.0) and fit["r2"] == pytest.approx(1.0)
     free = fit_line(x, y + 0.01, np.full(5, 0.01))
     assert free["intercept"] == pytest.approx(0.51) and free["dof"] == 3
+    # an error in x widens each point by the slope times it
+    both = fit_line(x, y + np.array([0.01, -0.01, 0.0, 0.01, -0.01]), np.full(5, 0.01),
+                    xerr=np.full(5, 0.01 / 3.0), through=(0.0, 0.5))
+    assert both["point_sd"] == pytest.approx([np.hypot(0.01, both["slope"] * 0.01 / 3.0)] * 5)
 
 
 # --- errors -----------------------------------------------------------------------------------------

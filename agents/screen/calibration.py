@@ -20,41 +20,59 @@ def wilson_sigma(ci_low: float, ci_high: float) -> float:
     return (ci_high - ci_low) / (2 * 1.96)
 
 
-def fit_line(x, y, sigma, *, through=None) -> dict:
-    """Weighted least squares of ``y`` on ``x`` (weights ``1 / sigma**2``).
+def fit_line(x, y, sigma, *, xerr=None, through=None) -> dict:
+    """Weighted least squares of ``y`` on ``x``, with the errors of both.
+
+    Each point weighs ``1 / (sigma**2 + slope**2 * xerr**2)`` (the effective-variance method:
+    an error in ``x`` moves the point along the line's slope), iterated from the fit on
+    ``sigma`` alone until the slope settles.
 
     Args:
         x: (n,) the points' abscissae (the screen gains).
         y: (n,) their ordinates (the win rates).
         sigma: (n,) the standard deviation of each ``y`` (> 0).
+        xerr: None, or (n,) the standard deviation of each ``x`` (>= 0).
         through: None (slope and intercept fitted), or a point ``(x0, y0)`` the line is held
             to (the slope alone fitted).
 
     Returns:
         ``slope``, ``intercept``, ``slope_se``, ``r2`` (weighted, of the fitted line against
-        the weighted mean), ``pearson_r`` (unweighted), ``chi2`` and ``dof`` (the residuals in
-        units of sigma, squared and summed; and n minus the parameters), ``residuals`` (n,).
+        the weighted mean), ``pearson_r`` (unweighted), ``chi2`` and ``dof`` (the squared
+        residuals in units of each point's standard deviation, summed; n minus the
+        parameters), ``residuals`` (n,) and ``point_sd`` (n,) each point's standard deviation
+        about the line.
     """
     x, y, s = (np.asarray(v, np.float64) for v in (x, y, sigma))
-    w = 1.0 / s ** 2
+    ex = np.zeros_like(x) if xerr is None else np.asarray(xerr, np.float64)
+    slope = 0.0
+    for _ in range(50):
+        w = 1.0 / (s ** 2 + slope ** 2 * ex ** 2)
+        fit = _weighted_line(x, y, w, through)
+        if abs(fit[0] - slope) <= 1e-9 * max(1.0, abs(slope)):
+            break
+        slope = fit[0]
+    slope, intercept, slope_se, params = fit
+    w = 1.0 / (s ** 2 + slope ** 2 * ex ** 2)
+    resid = y - (slope * x + intercept)
+    mean = (w * y).sum() / w.sum()
+    r2 = 1.0 - (w * resid ** 2).sum() / (w * (y - mean) ** 2).sum()
+    return dict(slope=float(slope), intercept=float(intercept), slope_se=float(slope_se),
+                r2=float(r2), pearson_r=float(np.corrcoef(x, y)[0, 1]),
+                chi2=float((w * resid ** 2).sum()), dof=int(x.size - params),
+                residuals=resid.tolist(), point_sd=(1.0 / np.sqrt(w)).tolist())
+
+
+def _weighted_line(x, y, w, through) -> tuple[float, float, float, int]:
+    """(slope, intercept, slope's standard error, parameters) of the weighted fit."""
     if through is None:
         a = np.stack([x, np.ones_like(x)], axis=1)
         cov = np.linalg.inv(a.T @ (a * w[:, None]))
         slope, intercept = cov @ (a.T @ (w * y))
-        slope_se, params = float(np.sqrt(cov[0, 0])), 2
-    else:
-        x0, y0 = through
-        dx, dy = x - x0, y - y0
-        slope = float((w * dx * dy).sum() / (w * dx * dx).sum())
-        intercept = y0 - slope * x0
-        slope_se, params = float(1.0 / np.sqrt((w * dx * dx).sum())), 1
-    resid = y - (slope * x + intercept)
-    mean = (w * y).sum() / w.sum()
-    r2 = 1.0 - (w * resid ** 2).sum() / (w * (y - mean) ** 2).sum()
-    return dict(slope=float(slope), intercept=float(intercept), slope_se=slope_se,
-                r2=float(r2), pearson_r=float(np.corrcoef(x, y)[0, 1]),
-                chi2=float((w * resid ** 2).sum()), dof=int(x.size - params),
-                residuals=resid.tolist())
+        return float(slope), float(intercept), float(np.sqrt(cov[0, 0])), 2
+    x0, y0 = through
+    dx, dy = x - x0, y - y0
+    slope = float((w * dx * dy).sum() / (w * dx * dx).sum())
+    return slope, y0 - slope * x0, float(1.0 / np.sqrt((w * dx * dx).sum())), 1
 
 
 def plot_calibration(points: list[dict], fit: dict, path: str | Path | None = None):
