@@ -42,6 +42,7 @@ PUBLISHED = [
     ("expert (16, 3 s)", "expert", 0.568, 0.546, 0.589, 1000, "expert.md"),
     ("planner 1, 3 s", "planner:rollouts=1", 0.472, 0.432, 0.512, 300, "planner.md, curve"),
     ("planner 2, 3 s", "planner:rollouts=2", 0.440, 0.401, 0.480, 300, "planner.md, curve"),
+    ("planner 2, 3 s (again)", "planner:rollouts=2", 0.492, 0.452, 0.532, 300, "screen.md"),
     ("planner 4, 3 s", "planner:rollouts=4", 0.533, 0.493, 0.573, 300, "planner.md, curve"),
     ("planner 8, 3 s", "planner:rollouts=8", 0.578, 0.538, 0.617, 300, "planner.md, curve"),
     ("planner 32, 3 s", "planner:rollouts=32", 0.603, 0.564, 0.642, 300, "planner.md, curve"),
@@ -293,8 +294,9 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
                               text=True, timeout=30)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=here, capture_output=True, text=True, timeout=30)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                "agents", "spit_env", "experiments"],  # the code, not the docs
+                               cwd=here.parent, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     if head.returncode != 0:
