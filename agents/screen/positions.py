@@ -204,8 +204,10 @@ def collect_positions(sources: Sequence[str], per_source: int, *, games: int, se
     seat with two or more legal moves gets a draw in [0, 1) hashed from its game's key, seat and
     decision index; the ``per_source`` decisions with the lowest draws are kept (half from each
     seat, the rest of an odd count from seat 0): a uniform sample of the source's decisions,
-    which depends on the seed alone. Decisions whose observation repeats one kept before are
-    left out (each position is a distinct observation).
+    which depends on the seed alone. Of decisions with the same observation one is kept (the
+    one of the lowest draw within a source's seat; across them, the first source's), so every
+    position is a distinct observation and a source may end with a few fewer than
+    ``per_source``.
 
     Args:
         sources: players (registered names or profiles) whose decisions are sampled.
