@@ -9,6 +9,8 @@
                                           cluster
     python -m experiments.tournament      bot / model tournaments (--ray: as Ray tasks)
     python -m experiments.planner_study   the planner's strength by budget
+    python -m experiments.screen          score players on the truth set in seconds (--build:
+                                          a truth set, --ray: as Ray tasks; --calibrate)
     python -m experiments.benchmark       throughput of the batched core, the reference and the envs
     python -m experiments.game_stats      how long games last and how they end (bots vs
                                           themselves)
