@@ -32,6 +32,7 @@ Profiles: ``"expert"`` (16 rollouts per legal move, 3 s horizon: the planner's b
 from __future__ import annotations
 
 from agents.planner import PlannerBot
+from spit_env.checks import check_int
 from spit_env.policy import make_policy
 
 __all__ = ["ExpertBot", "PROFILES", "NETWORK", "make_expert", "make_expert_fast"]
@@ -99,8 +100,7 @@ class ExpertBot(PlannerBot):
             raise ValueError("reference: the expert's reference move is its network's; give "
                              "path= or model= for another network, or use the planner "
                              "(agents.make('planner', reference=...))")
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+        threads = check_int("threads", threads, 1)
         # the budget is checked before the network is loaded (a bad value costs no file read)
         PlannerBot(rollouts=rollouts, horizon_ms=horizon_ms, rollout_policy="random",
                    **planner_kwargs)

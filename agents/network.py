@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.heuristics import RacerBot, read_table
-from spit_env.checks import check_bool
+from spit_env.checks import check_bool, check_int
 from spit_env.observation import RULE_OPTIONS, check_ranks
 from spit_env.rules import N_ACTIONS, N_STOCKS, OBS_DIM, PLAY_BASE
 
@@ -310,10 +310,7 @@ class NetworkPolicy:
                 f"model: expected observation shape ({OBS_DIM},) and {N_ACTIONS} actions (Spit's "
                 f"spaces), got {obs_shape} and {n_actions}")
         check_bool("deterministic", deterministic)
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
-                                    or threads < 1):
-            raise ValueError(f"threads must be None or an integer >= 1, got {threads!r}")
-        self.threads = threads
+        self.threads = check_int("threads", threads, 1, none_ok=True)
         features = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
         self._actor = copy.deepcopy(
             nn.Sequential(features, policy.mlp_extractor.policy_net, policy.action_net)

@@ -263,6 +263,8 @@ class PlannerBot:
         key = (id(policy), latency)
         hit = self._seat_policies.get(key)
         if hit is None:
+            # the pair the rows already play (as core.row_config gives a game's config), not a
+            # player taking a seat: apply_profile then seats the policy in it
             config = config.replace(latency=tuple(latency))
             seat0 = apply_profile(policy, config, 0)[0]
             seat1 = seat0 if latency[0] == latency[1] else apply_profile(policy, config, 1)[0]

@@ -16,7 +16,8 @@
                                           themselves)
     python -m experiments.replay          one game as a JSON record (--json) and an HTML page
                                           (--out)
-    python -m experiments.play            you against a bot in the terminal (the [play] extra)
+    python -m experiments.play            you against a bot in the terminal (the [play] extra) or
+                                          in the browser (--web, the [web] extra)
     python -m experiments.sb3_ceiling     SB3's own speed on an environment that costs nothing
     python -m experiments.ship_model      write a trained model into the package
     python -m experiments.shipped_results the shipped model against every bot
@@ -24,13 +25,14 @@
 
 No script imports another. The trainers (``train_ppo``, ``expert_iteration``, ``train_rllib``)
 parse a dataclass of arguments with tyro (``experiments.cli.tyro_cli``); the tools parse with
-argparse (``experiments.cli.ArgumentParser``).
+argparse (``experiments.cli.ArgumentParser``), but for ``ship_model`` and ``shipped_results``,
+whose few flags are a dataclass on tyro too.
 The scripts' library pieces live in sub-folders: ``cli/`` (the command lines' help, the one
 ``ArgumentError`` and the flag checks the trainers share), ``ppo/`` (train_ppo's arguments and
 their checks, its run phase by phase, PPO's default hyperparameters, environments, schedule,
 evaluation, warm start and progress), ``expert/`` (expert iteration's arguments, positions,
 teachers, targets, network and rounds), ``rllib/`` (RLlib PPO's arguments, algorithm config,
-metrics and run), ``realtime/`` (the terminal game's engine and app) and
-``cluster/`` (Ray connection and tasks); the games between policies are the match library's
-(``agents.arena``).
+metrics and run), ``realtime/`` (the real-time game's engine, its keys, the terminal's and the
+browser's apps) and ``cluster/`` (Ray connection and tasks); the games between policies are the
+match library's (``agents.arena``).
 """

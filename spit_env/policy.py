@@ -302,7 +302,8 @@ def seat_profile(spec, config: SpitConfig, seat: int,
 
     The one writer of a player's latency into a seat of a config: :func:`apply_profile` seats
     every policy through it, and so do the match library's players (``agents.arena.Player``,
-    whose latency was parsed from their profile before, or given as a model).
+    whose latency was parsed from their profile before, or given as a model) and a person
+    playing a bot (``experiments/realtime``: a name, and the latency of their hand).
 
     Args:
         spec: a profile "name@latency", a bare name or a callable policy.

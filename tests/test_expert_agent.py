@@ -93,6 +93,12 @@ def test_bad_budgets_are_named(kwargs, match):
         agents.make("expert", **kwargs)
 
 
+def test_threads_may_be_a_numpy_integer():
+    bot = agents.make("expert", threads=np.int64(1))
+    assert bot.threads == 1 and type(bot.threads) is int
+    assert type(bot.network.threads) is int
+
+
 def test_a_bad_budget_is_refused_before_the_network_is_read():
     # the file does not exist: had the network been loaded first, the error would name path
     with pytest.raises(ValueError, match="rollouts"):

@@ -17,7 +17,7 @@ import agents
 from agents.network import NetworkPolicy, load_model
 from agents.planner import Plan, PlannerBot
 from experiments.expert.network import OPTIONS, new_network, value_targets
-from experiments.expert.positions import Positions, collect, make_env, split_rows
+from experiments.expert.positions import Positions, collect, make_env, split_idx, split_rows
 from experiments.expert.targets import one_hot_targets, planner_targets, softmax_targets
 from experiments.expert.teachers import bot_teacher, planner_teacher
 from experiments.expert_iteration import main
@@ -277,10 +277,14 @@ def test_value_targets():
     np.testing.assert_allclose(value_targets(p, "mean"), [0.75, -1, 0.2])
 
 
-def test_split_rows():
-    groups = split_rows(10, [2, 1, 1, 0])
+def test_split_idx():
+    groups = split_idx(10, [2, 1, 1, 0])
     assert [g.size for g in groups] == [5, 3, 2, 0] or [g.size for g in groups] == [5, 2, 3, 0]
     assert np.array_equal(np.concatenate(groups), np.arange(10))
+    assert all(g.dtype == np.int64 for g in groups)
+    with pytest.warns(DeprecationWarning, match="split_rows is deprecated"):
+        old = split_rows(10, [2, 1, 1, 0])
+    assert all(np.array_equal(a, b) for a, b in zip(old, groups, strict=True))
 
 
 # --- labels ---------------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ from experiments.ppo.warm_start import (  # noqa: E402
     collect_teacher_data,
     discounted_returns,
     fit_critic,
+    held_out_idx,
+    held_out_rows,
     lambda_returns,
 )
 from spit_env.policy import make_policy  # noqa: E402
@@ -110,6 +112,17 @@ def test_lambda_returns_are_ppos_targets():
 
 
 # --- the critic's warm start -----------------------------------------------------------------------
+def test_the_held_out_games_are_every_tenth_row():
+    fitted, held = held_out_idx(25)
+    np.testing.assert_array_equal(held, [0, 10, 20])
+    np.testing.assert_array_equal(np.sort(np.concatenate([fitted, held])), np.arange(25))
+    assert fitted.dtype.kind == held.dtype.kind == "i"
+    with pytest.warns(DeprecationWarning, match="held_out_rows is deprecated"):
+        old = held_out_rows(25, 4)
+    for a, b in zip(old, held_out_idx(25, 4), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_the_critic_fit_explains_held_out_games_and_leaves_the_actor():
     env = _env(num_envs=20)
     model = _model(env)

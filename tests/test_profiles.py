@@ -177,6 +177,11 @@ def test_replay_and_realtime_bots_believe_their_profiles(spy):
     game = RealtimeGame("spy-racer@expert", human_seat=0)
     assert spy[-1] == EXPERT and game.policy.latency == EXPERT
     assert game.config.latency[1] == EXPERT
+    # the human's seat: a fixed motor time, the other rules as given
+    game = RealtimeGame("spy-racer", human_seat=1, motor_ms=70, tick_ms=20,
+                        config=SpitConfig(latency="novice", max_game_ms=30_000))
+    assert game.config.latency == (NOVICE, Latency.fixed(70))
+    assert game.config.wait_ms == 20 and game.config.max_game_ms == 30_000
 
 
 def test_planner_rollout_seats_believe_the_config(spy):

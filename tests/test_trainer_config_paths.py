@@ -138,11 +138,11 @@ def test_ppo_warm_start_games_get_the_training_flags(ppo_run):
 
 
 def test_ppo_self_play_pool_plays_in_the_training_games(ppo_run):
-    from agents.network import PPOPolicy
+    from agents.network import NetworkPolicy
 
     args, recorder, _ = ppo_run
     _, training = _ppo_env(recorder, True, args)
-    snapshots = [(env, o) for env, o in recorder.opponents if isinstance(o, PPOPolicy)]
+    snapshots = [(env, o) for env, o in recorder.opponents if isinstance(o, NetworkPolicy)]
     assert snapshots, "no snapshot joined the pool"
     assert all(env is training for env, _ in snapshots)
 

@@ -17,6 +17,7 @@ rows of the batch.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -27,7 +28,7 @@ from spit_env.envs.vec import SpitVecEnv
 from spit_env.progress import Progress
 from spit_env.rules import N_ACTIONS, OBS_DIM
 
-__all__ = ["Positions", "Labels", "split_rows", "make_env", "collect"]
+__all__ = ["Positions", "Labels", "split_idx", "split_rows", "make_env", "collect"]
 
 #: Forced WAITs the env plays for the learner within one step (``SpitVecEnv.skip_forced_waits``):
 #: they carry no choice, hence no label.
@@ -104,7 +105,7 @@ class Labels:
 
     Attributes:
         play: (B,) int64 the learner's move in every row (what the env steps with).
-        rows: (L,) int64 the rows labelled (two or more legal moves).
+        idx: (L,) int64 the rows labelled (two or more legal moves), as row indices.
         targets: (L, 23) float32 their policy targets.
         teacher: (L,) int64 the teacher's moves.
         reference: (L,) int64 the learner's own moves.
@@ -114,7 +115,7 @@ class Labels:
     """
 
     play: np.ndarray
-    rows: np.ndarray
+    idx: np.ndarray
     targets: np.ndarray
     teacher: np.ndarray
     reference: np.ndarray
@@ -123,7 +124,7 @@ class Labels:
     gain_se: np.ndarray
 
 
-def split_rows(num_envs: int, weights) -> list[np.ndarray]:
+def split_idx(num_envs: int, weights) -> list[np.ndarray]:
     """Contiguous row groups of ``num_envs`` rows, one per weight, in proportion to the weights.
 
     Largest remainders: the sizes add up to ``num_envs`` and differ from the exact shares by
@@ -145,8 +146,19 @@ def split_rows(num_envs: int, weights) -> list[np.ndarray]:
     return [np.arange(a, b, dtype=np.int64) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
+def split_rows(num_envs: int, weights) -> list[np.ndarray]:
+    """Deprecated name of :func:`split_idx` (for one release): the same groups, with a warning.
+
+    Warns:
+        DeprecationWarning: always.
+    """
+    warnings.warn("split_rows is deprecated: use split_idx (the groups are integer row indices)",
+                  DeprecationWarning, stacklevel=2)
+    return split_idx(num_envs, weights)
+
+
 def make_env(num_envs: int, seed: int, opponents, learner, config=None) -> SpitVecEnv:
-    """The SpitVecEnv of a collection: the opponents' row groups (:func:`split_rows`).
+    """The SpitVecEnv of a collection: the opponents' row groups (:func:`split_idx`).
 
     Args:
         num_envs: games at once.
@@ -155,12 +167,12 @@ def make_env(num_envs: int, seed: int, opponents, learner, config=None) -> SpitV
         learner: the learner's policy (for ``"self"``).
         config: the games' SpitConfig (default ``SpitConfig()``).
     """
-    groups = split_rows(num_envs, [w for _, w in opponents])
+    groups = split_idx(num_envs, [w for _, w in opponents])
     env = SpitVecEnv(num_envs, opponent="random", config=config, seed=seed, reward="game",
                      skip_forced_waits=_SKIP_FORCED_WAITS)
-    for (name, _), rows in zip(opponents, groups, strict=True):
-        if rows.size:
-            env.set_opponent(learner if name == "self" else name, rows.tolist())
+    for (name, _), idx in zip(opponents, groups, strict=True):
+        if idx.size:
+            env.set_opponent(learner if name == "self" else name, idx.tolist())
     return env
 
 
@@ -191,7 +203,7 @@ def collect(env: SpitVecEnv, learner: Callable, teach: Callable, labels: int, *,
     obs = env.reset()
     parts: list[Labels] = []
     seen: list[tuple[np.ndarray, np.ndarray]] = []  # (obs, masks) of each part's rows
-    open_rows: list[list[tuple[int, int]]] = [[] for _ in range(b)]  # (part, index) per row
+    open_labels: list[list[tuple[int, int]]] = [[] for _ in range(b)]  # (part, index) per row
     outcomes: list[np.ndarray] = []
     games = 0
     n = 0
@@ -200,11 +212,11 @@ def collect(env: SpitVecEnv, learner: Callable, teach: Callable, labels: int, *,
         nonlocal obs, games
         obs, rewards, dones, _ = env.step(actions)
         for i in np.flatnonzero(dones):
-            if open_rows[i]:
+            if open_labels[i]:
                 games += 1
-            for part, j in open_rows[i]:
+            for part, j in open_labels[i]:
                 outcomes[part][j] = np.sign(rewards[i])
-            open_rows[i] = []
+            open_labels[i] = []
 
     t0 = time.perf_counter()
     with Progress(labels, desc, unit="labels", enabled=show_progress) as progress:
@@ -213,20 +225,20 @@ def collect(env: SpitVecEnv, learner: Callable, teach: Callable, labels: int, *,
             lab = teach(obs, masks, env.learner_rng(), env.public_table())
             k = len(parts)
             parts.append(lab)
-            seen.append((obs[lab.rows], masks[lab.rows]))
-            outcomes.append(np.full(lab.rows.size, np.nan, np.float32))
-            for j, i in enumerate(lab.rows):
-                open_rows[i].append((k, j))
-            n += int(lab.rows.size)
-            progress(int(lab.rows.size))
+            seen.append((obs[lab.idx], masks[lab.idx]))
+            outcomes.append(np.full(lab.idx.size, np.nan, np.float32))
+            for j, i in enumerate(lab.idx):
+                open_labels[i].append((k, j))
+            n += int(lab.idx.size)
+            progress(int(lab.idx.size))
             step(lab.play)
     label_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
-    left = sum(1 for r in open_rows if r) if finish else 0
+    left = sum(1 for r in open_labels if r) if finish else 0
     with Progress(left, "finishing the labelled games", unit="games",
                   enabled=show_progress) as progress:
         for _ in range(_MAX_FINISH_STEPS):
-            if not finish or not any(open_rows):
+            if not finish or not any(open_labels):
                 break
             before = games
             step(learner(obs, env.action_masks(), env.learner_rng()))

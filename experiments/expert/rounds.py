@@ -77,7 +77,7 @@ def _write_json(path: Path, value) -> None:
 
 def _learner(args: Args, k: int, out: Path):
     """(model, learner policy, teach, teacher label, planner stats) of round ``k``."""
-    from agents.network import PPOPolicy, load_model
+    from agents.network import NetworkPolicy, load_model
     from agents.planner import PlannerBot
     from spit_env.policy import make_policy
 
@@ -86,7 +86,7 @@ def _learner(args: Args, k: int, out: Path):
         bot = make_policy(args.bc_teacher)
         return model, bot, bot_teacher(bot), args.bc_teacher, None
     model = load_model(out / f"round_{k - 1}" / "model.zip")
-    net = PPOPolicy(model, deterministic=True, threads=args.torch_threads)
+    net = NetworkPolicy(model, deterministic=True, threads=args.torch_threads)
     planner = PlannerBot(rollouts=args.rollouts, horizon_ms=args.horizon_ms,
                          rollout_policy=net if args.rollout_policy == NETWORK
                          else args.rollout_policy,

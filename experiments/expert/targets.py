@@ -89,9 +89,9 @@ def planner_targets(plan, temperature: float, score: str = "lower",
     """
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}, got {score!r}")
-    rows = np.flatnonzero(plan.planned)
+    idx = np.flatnonzero(plan.planned)
     index = np.full(plan.planned.size, -1)
-    index[rows] = np.arange(rows.size)
+    index[idx] = np.arange(idx.size)
     values = np.asarray(plan.mean_diff, np.float64)
     is_ref = plan.cand_action == plan.reference[plan.cand_row]
     if score == "lower":
@@ -99,7 +99,7 @@ def planner_targets(plan, temperature: float, score: str = "lower",
             lower = values - confidence * np.asarray(plan.se, np.float64)
         values = np.where(np.isnan(lower), -np.inf, lower)
     values = np.where(is_ref, 0.0, values - margin)
-    return softmax_targets(rows.size, index[plan.cand_row], plan.cand_action, values,
+    return softmax_targets(idx.size, index[plan.cand_row], plan.cand_action, values,
                            temperature)
 
 

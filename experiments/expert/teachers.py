@@ -20,8 +20,8 @@ from spit_env.rules import N_ACTIONS
 __all__ = ["bot_teacher", "planner_teacher"]
 
 
-def _choice_rows(masks: np.ndarray) -> np.ndarray:
-    """(L,) int64 the rows with two or more legal moves (the only ones worth a label)."""
+def _choice_idx(masks: np.ndarray) -> np.ndarray:
+    """(L,) int64 row indices: the rows with two or more legal moves (only they get a label)."""
     return np.flatnonzero(np.asarray(masks).sum(axis=1) >= 2)
 
 
@@ -34,11 +34,11 @@ def bot_teacher(bot):
 
     def teach(obs, masks, rng, table) -> Labels:
         play = np.asarray(call_policy(bot, obs, masks, rng, table=table), np.int64)
-        rows = _choice_rows(masks)
-        none = np.full((rows.size, N_ACTIONS), np.nan, np.float32)
-        return Labels(play=play, rows=rows, targets=one_hot_targets(play[rows]),
-                      teacher=play[rows], reference=play[rows],
-                      plan_value=np.full(rows.size, np.nan, np.float32), gain=none,
+        idx = _choice_idx(masks)
+        none = np.full((idx.size, N_ACTIONS), np.nan, np.float32)
+        return Labels(play=play, idx=idx, targets=one_hot_targets(play[idx]),
+                      teacher=play[idx], reference=play[idx],
+                      plan_value=np.full(idx.size, np.nan, np.float32), gain=none,
                       gain_se=none.copy())
 
     return teach
@@ -63,20 +63,20 @@ def planner_teacher(planner, temperature: float, score: str = "lower", margin: f
 
     def teach(obs, masks, rng, table) -> Labels:
         plan = planner.plan(obs, masks, rng, table=table)
-        rows = np.flatnonzero(plan.planned)
+        idx = np.flatnonzero(plan.planned)
         if stats is not None:
             for key in ("rollouts", "deviations"):
                 stats[key] = stats.get(key, 0) + int(planner.last_stats[key])
         index = np.full(plan.planned.size, -1)
-        index[rows] = np.arange(rows.size)
-        gain = np.full((rows.size, N_ACTIONS), np.nan, np.float32)
+        index[idx] = np.arange(idx.size)
+        gain = np.full((idx.size, N_ACTIONS), np.nan, np.float32)
         gain_se = gain.copy()
         gain[index[plan.cand_row], plan.cand_action] = plan.mean_diff
         gain_se[index[plan.cand_row], plan.cand_action] = plan.se
         targets = planner_targets(plan, temperature, score, planner.confidence, margin)
-        return Labels(play=plan.reference, rows=rows, gain=gain, gain_se=gain_se,
-                      targets=targets, teacher=plan.actions[rows],
-                      reference=plan.reference[rows],
-                      plan_value=(plan.value[rows] * scale).astype(np.float32))
+        return Labels(play=plan.reference, idx=idx, gain=gain, gain_se=gain_se,
+                      targets=targets, teacher=plan.actions[idx],
+                      reference=plan.reference[idx],
+                      plan_value=(plan.value[idx] * scale).astype(np.float32))
 
     return teach

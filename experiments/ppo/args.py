@@ -97,7 +97,7 @@ class Args:
     obs_mask: bool = True
     """Append the learner's legal-move mask (23 floats, after --mask-wait) to the observation,
     so the network sees legality directly instead of inferring it from the one-hot ranks
-    (observation length D + 23). Saved with the model: agents.network.PPOPolicy appends it too."""
+    (observation length D + 23). Saved with the model: agents.network's player appends it too."""
     racer_features: bool = True
     """Append the racer bot's reading of each legal play to the network's input, after the mask
     (40 floats: its follow and denial counts, score and doom per play, 0 for forbidden plays;

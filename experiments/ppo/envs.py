@@ -108,8 +108,8 @@ class OpponentGroups(VecEnvWrapper):
         the next step and fresh ones dealt: all rows, since they share one VecEnv.
         """
         new = _profile_latency(opponent)
-        rows = list(range(int(self.bounds[g]), int(self.bounds[g + 1])))
-        self.venv.env_method("set_opponent", opponent, indices=rows)
+        idx = list(range(int(self.bounds[g]), int(self.bounds[g + 1])))
+        self.venv.env_method("set_opponent", opponent, indices=idx)
         self.labels[g] = label
         if new != self._latency[g] and self._started:
             self._restart = True

@@ -109,7 +109,7 @@ def evaluate(model, opponents, deals: int, **kwargs) -> dict[str, dict]:
     max_game_ms, batch_size, desc, show_progress, stream, runner).
 
     Args:
-        model: a MaskablePPO model (its input options apply, ``agents.network.PPOPolicy``), or a
+        model: a MaskablePPO model (its input options apply, ``agents.network.NetworkPolicy``), or a
             player (an ``agents.arena.Player`` or its spec: a bot, an RLlib checkpoint).
         opponents: names or profiles.
         deals: duplicate deals per opponent.

@@ -35,7 +35,7 @@ import torch
 from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.network import PPOPolicy, input_options, load_model
+from agents.network import NetworkPolicy, input_options, load_model
 from agents.ppo_model import new_model, observation_fields, save_model
 from experiments.ppo.args import Args, cloning, default_out
 from experiments.ppo.checks import validate
@@ -260,7 +260,7 @@ def _warm_start_games(args: Args, model, options: dict):
     seed = int(np.random.SeedSequence([args.seed, 0xBC]).generate_state(1)[0])
     _, _, env = make_training_env(groups=1, seed=seed, **options)
     teacher = (make_policy(args.bc_teacher) if cloning(args)
-               else PPOPolicy(model, deterministic=False))
+               else NetworkPolicy(model, deterministic=False))
     with Progress(args.bc_samples, f"warm start: {_player(args)}'s moves", unit="samples",
                   enabled=args.progress_bar) as progress:
         data = collect_teacher_data(env, teacher, args.bc_samples, input_options(model),

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 
-from agents.network import PPOPolicy
+from agents.network import NetworkPolicy
 from agents.ppo_model import save_model
 from experiments.ppo.envs import OpponentGroups, split_groups
 
@@ -47,7 +47,7 @@ class OpponentSchedule:
     Stages switch at fixed fractions of ``total_timesteps`` (``curriculum_switch``, default equal
     parts) or, with ``curriculum_threshold``, as soon as the evaluation win rate against the
     current stage (its members weighted) reaches it. With ``self_play_every`` a frozen copy of
-    the model (a sampling :class:`agents.network.PPOPolicy`) joins a pool of the newest
+    the model (a sampling :class:`agents.network.NetworkPolicy`) joins a pool of the newest
     ``self_play_pool`` snapshots, which then takes ``1 - self_play_bot_weight`` of the row groups
     (newest first); the stage's members share the rest by weight.
 
@@ -185,7 +185,8 @@ class OpponentSchedule:
         if self.stage < len(self.switch_at) and n >= self.switch_at[self.stage]:
             self.set_stage(self.stage + 1, model)
         if self.next_snapshot is not None and n >= self.next_snapshot:
-            self.pool = (self.pool + [PPOPolicy(model, deterministic=False)])[-self.self_play_pool:]
+            snapshot = NetworkPolicy(model, deterministic=False)
+            self.pool = (self.pool + [snapshot])[-self.self_play_pool:]
             self.pool_steps = (self.pool_steps + [n])[-self.self_play_pool:]
             self.next_snapshot += self.self_play_every
             self.stage_log.append({"timesteps": n, "stage": self.stage,

@@ -8,6 +8,7 @@ and from advantages that are not noise.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,19 +19,31 @@ from agents.network import playing_masks
 from spit_env.policy import call_policy, reads_public_table
 
 __all__ = ["TeacherData", "collect_teacher_data", "behaviour_clone", "fit_critic",
-           "discounted_returns", "lambda_returns", "held_out_rows", "HELD_OUT_EVERY"]
+           "discounted_returns", "lambda_returns", "held_out_idx", "held_out_rows",
+           "HELD_OUT_EVERY"]
 
 #: The critic's fit holds out the games of every this-many-th VecEnv row (:func:`fit_critic`).
 HELD_OUT_EVERY = 10
 
 
-def held_out_rows(num_envs: int, every: int = HELD_OUT_EVERY) -> tuple[np.ndarray, np.ndarray]:
-    """(fitted rows, held-out rows) of a VecEnv of ``num_envs`` rows, as :func:`fit_critic` splits.
+def held_out_idx(num_envs: int, every: int = HELD_OUT_EVERY) -> tuple[np.ndarray, np.ndarray]:
+    """(fitted, held-out) int64 row indices of ``num_envs`` rows, as :func:`fit_critic` splits.
 
     Every ``every``-th row is held out, row 0 first.
     """
-    rows = np.arange(num_envs)
-    return rows[rows % every != 0], rows[rows % every == 0]
+    idx = np.arange(num_envs)
+    return idx[idx % every != 0], idx[idx % every == 0]
+
+
+def held_out_rows(num_envs: int, every: int = HELD_OUT_EVERY) -> tuple[np.ndarray, np.ndarray]:
+    """Deprecated name of :func:`held_out_idx` (for one release): the same split, with a warning.
+
+    Warns:
+        DeprecationWarning: always.
+    """
+    warnings.warn("held_out_rows is deprecated: use held_out_idx (the split is integer row "
+                  "indices)", DeprecationWarning, stacklevel=2)
+    return held_out_idx(num_envs, every)
 
 
 @dataclass
@@ -44,7 +57,7 @@ class TeacherData:
         returns: (N,) float32, the discounted return from each decision to the end of its game
             (the learner's rewards, ``gamma`` per decision); NaN for the decisions of games that
             had not ended when the collection stopped.
-        rows: (N,) int64, the VecEnv row each decision was made in (games of one row are
+        idx: (N,) int64, the VecEnv row each decision was made in (games of one row are
             independent of the other rows', so a split by row holds whole games out).
         steps: (N,) int64, the VecEnv step each decision was made at.
         rewards: (T, B) float32, the learner's reward of every VecEnv step of the collection.
@@ -59,7 +72,7 @@ class TeacherData:
     masks: np.ndarray
     actions: np.ndarray
     returns: np.ndarray
-    rows: np.ndarray
+    idx: np.ndarray
     steps: np.ndarray
     rewards: np.ndarray
     dones: np.ndarray
@@ -136,10 +149,10 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
     if not 0 < gamma <= 1:
         raise ValueError(f"gamma must be in (0, 1], got {gamma}")
     obs = env.reset()
-    kept_obs, kept_masks, kept_actions, kept_steps, kept_rows = [], [], [], [], []
+    kept_obs, kept_masks, kept_actions, kept_steps, kept_idx = [], [], [], [], []
     rewards, dones = [], []
     n = played = forbidden = 0
-    rows = np.arange(env.num_envs)
+    every = np.arange(env.num_envs)
     while n < samples:
         legal = get_action_masks(env)  # as MaskablePPO reads them, through every wrapper
         rng = env.learner_rng()
@@ -148,7 +161,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
         else:
             actions = np.asarray(teacher(obs, legal, rng), dtype=np.int64)
         masks = playing_masks(legal, options)
-        keep = masks[rows, actions]
+        keep = masks[every, actions]
         if not keep.all() and on_forbidden == "raise":
             raise ValueError(
                 f"the teacher played {int((~keep).sum())} move(s) the model's masks forbid "
@@ -158,7 +171,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
         kept_masks.append(masks[keep])
         kept_actions.append(actions[keep])
         kept_steps.append(np.full(int(keep.sum()), len(rewards)))
-        kept_rows.append(rows[keep])
+        kept_idx.append(every[keep])
         played += len(actions)
         forbidden += int((~keep).sum())
         n += int(keep.sum())
@@ -167,7 +180,7 @@ def collect_teacher_data(env: VecEnv, teacher, samples: int, options: dict, prog
         obs, reward, done, _ = env.step(actions)
         rewards.append(reward)
         dones.append(done)
-    steps, where = np.concatenate(kept_steps), np.concatenate(kept_rows)
+    steps, where = np.concatenate(kept_steps), np.concatenate(kept_idx)
     rewards, dones = np.stack(rewards).astype(np.float32), np.stack(dones).astype(bool)
     returns = discounted_returns(rewards, dones, gamma)[steps, where]
     return TeacherData(np.concatenate(kept_obs), np.concatenate(kept_masks),
@@ -299,20 +312,20 @@ def fit_critic(model, data: TeacherData, *, gamma: float, gae_lambda: float, ste
     if data.forbidden or len(data.actions) != T * B:
         raise ValueError("fit_critic needs every decision of the collection (no forbidden move "
                          "skipped): the TD targets follow each game step by step")
-    fitted, test_rows = held_out_rows(B, held_out)
-    if fitted.size == 0 or test_rows.size == 0:
+    fitted, test_idx = held_out_idx(B, held_out)
+    if fitted.size == 0 or test_idx.size == 0:
         raise ValueError(f"fit_critic needs fitted and held-out rows, got {B} row(s)")
     policy = model.policy
     if any(p.requires_grad for p in policy.features_extractor.parameters()):
         raise ValueError("fit_critic fits the value MLP on fixed inputs: the model's features "
                          "extractor must hold no trainable weights")
     order = np.empty((T, B), dtype=np.int64)  # the sample of each (step, row)
-    order[data.steps, data.rows] = np.arange(T * B)
+    order[data.steps, data.idx] = np.arange(T * B)
     vf_features = getattr(policy, "vf_features_extractor", None) or policy.features_extractor
     with torch.no_grad():
         inputs = vf_features(torch.as_tensor(np.concatenate([data.observations[order.ravel()],
                                                              data.last_observations])))
-    test = np.isin(np.arange(B), test_rows)
+    test = np.isin(np.arange(B), test_idx)
     params = (list(policy.mlp_extractor.value_net.parameters())
               + list(policy.value_net.parameters()))
 
@@ -357,7 +370,7 @@ def fit_critic(model, data: TeacherData, *, gamma: float, gae_lambda: float, ste
     with torch.no_grad():
         for p, kept in zip(params, best[2], strict=True):
             p.copy_(kept)
-    return {"samples": int(T * fitted.size), "held_out_samples": int(T * test_rows.size),
+    return {"samples": int(T * fitted.size), "held_out_samples": int(T * test_idx.size),
             "loss": float(np.mean(losses)) if losses else float("nan"),
             "held_out_explained_variance_before": float(before),
             "held_out_explained_variance": float(best[0]), "best_round": best[1]}

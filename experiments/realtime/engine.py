@@ -60,6 +60,7 @@ from spit_env import core, replay, rules
 from spit_env.config import SpitConfig
 from spit_env.latency import PRESETS, Latency
 from spit_env.latency_fit import MIN_SAMPLES
+from spit_env.policy import seat_profile
 from spit_env.replay.html import card_label
 
 __all__ = ["RealtimeGame", "Reaction", "Sitting", "reaction_summary", "person_profile",
@@ -129,10 +130,10 @@ class RealtimeGame:
         self.human, self.bot = human_seat, 1 - human_seat
         self.motor_ms, self.tick_ms = int(motor_ms), int(tick_ms)
         self.slap_timeout_ms = int(slap_timeout_ms)
-        config = config or SpitConfig()
-        latency = list(config.latency)
-        latency[self.human] = Latency.fixed(self.motor_ms)
-        config = config.replace(latency=tuple(latency), wait_ms=self.tick_ms)
+        # the human is a player without a policy, its latency kept apart from its name
+        _, config = seat_profile(HUMAN, config or SpitConfig(), self.human,
+                                 latency=Latency.fixed(self.motor_ms))
+        config = config.replace(wait_ms=self.tick_ms)
         # the match library's loop, the human's seat played here (no player in it)
         seats = [None, None]
         seats[self.bot] = opponent

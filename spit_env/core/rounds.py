@@ -96,8 +96,8 @@ def spit(st: CoreState, idx: np.ndarray, ev: Events | None, why) -> None:
         ctop[f2] = card
         st.centre_ranks.reshape(-1)[f2 * rules.N_RANKS + RANK32[card + 1] - 1] += 1
         if ev is not None:
-            rows_p = f2 // P
-            ev.add(rows_p, rules.EV_SPIT, p, st.clock[rows_p], -1, card, p,
+            idx_p = f2 // P
+            ev.add(idx_p, rules.EV_SPIT, p, st.clock[idx_p], -1, card, p,
                    why if np.isscalar(why) else why[has])
 
 
@@ -125,9 +125,9 @@ def finish(st: CoreState, idx: np.ndarray, winner: np.ndarray, truncated: bool,
         st.terminated[idx] = True
         out.terminated[idx] = True
     won = winner >= 0
-    rows_won, w = idx[won], winner[won].astype(np.intp)
-    out.rewards[rows_won, w] = 1.0
-    out.rewards[rows_won, 1 - w] = -1.0
+    idx_won, w = idx[won], winner[won].astype(np.intp)
+    out.rewards[idx_won, w] = 1.0
+    out.rewards[idx_won, 1 - w] = -1.0
     if ev is not None:
         ev.add(idx, rules.EV_GAME_END, winner, st.clock[idx], -1, -1, -1,
                rules.GAME_END_TRUNCATED if truncated else rules.GAME_END_TERMINATED)

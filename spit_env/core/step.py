@@ -262,8 +262,8 @@ def _land(st: CoreState, idx: np.ndarray, pl: np.ndarray, touched: np.ndarray,
 
     Returns:
         (ended (n,) bool: the landing emptied the stocks or slapped, so the other move due now is
-        cancelled; emptied = (rows, players), D10 a; slapped = (rows, players, absolute piles,
-        actions), D11).
+        cancelled; emptied = (row indices, players), D10 a; slapped = (row indices, players,
+        absolute piles, actions), D11).
     """
     f2 = idx * P + pl
     fa, fc = st.fl_action.reshape(-1), st.fl_card.reshape(-1)
@@ -308,18 +308,18 @@ def _land_plays(st: CoreState, idx, pl, a, card, touched, ev) -> np.ndarray:
     k = ok.nonzero()[0]
     if k.size == 0:
         return k
-    rows_k, fpk, ck = idx[k], fp[k], card[k]
+    idx_k, fpk, ck = idx[k], fp[k], card[k]
     cn = st.centre_n.reshape(-1)
     n = cn[fpk]
     st.centre.reshape(-1)[fpk * rules.N_CARDS + n] = ck
     cn[fpk] = n + 1
     st.centre_top.reshape(-1)[fpk] = ck
     st.centre_ranks.reshape(-1)[fpk * rules.N_RANKS + RANK32[ck + 1] - 1] += 1
-    f2k = rows_k * P + pl[k]
+    f2k = idx_k * P + pl[k]
     h = _pop_stock(st, f2k * S + STOCK.take(a[k]))
-    touched[rows_k] = True
-    now = st.clock[rows_k]
-    st.last_move[rows_k] = now  # D17
+    touched[idx_k] = True
+    now = st.clock[idx_k]
+    st.last_move[idx_k] = now  # D17
     st.moved.reshape(-1)[f2k] = now
     gone = (h == 0).nonzero()[0]
     if gone.size == 0:
