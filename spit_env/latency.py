@@ -34,17 +34,15 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .checks import check_number, did_you_mean, is_int
+from .latency_fit import LatencyFit, fit_shifted_lognormal, read_profile, write_profile
 
 #: The file name ending of a latency profile (:meth:`Latency.parse` reads such a path as a file).
 PROFILE_SUFFIX = ".json"
 
-if TYPE_CHECKING:
-    from .latency_fit import LatencyFit
 
 TABLE_SIZE = 1 << 16
 
@@ -197,7 +195,7 @@ class Latency:
     def fit(cls, latencies_ms) -> LatencyFit:
         """Fit the presets' family (a shifted log-normal) to measured latencies.
 
-        By maximum likelihood: ``spit_env.latency_fit.fit_latency``.
+        By maximum likelihood: ``spit_env.latency_fit.fit_shifted_lognormal``.
 
         Args:
             latencies_ms: (n,) measured latencies in ms (decision to landing: a person's reaction
@@ -211,12 +209,13 @@ class Latency:
             ValueError: too few samples, samples that are not finite numbers in range, or samples
                 that are all equal.
         """
-        from .latency_fit import fit_latency
-
-        return fit_latency(latencies_ms)
+        fit = fit_shifted_lognormal(latencies_ms, MAX_LATENCY_MS)
+        model = cls.lognormal(round(fit["mean_ms"], 1), round(fit["std_ms"], 1), 1,
+                              shift_ms=round(fit["shift_ms"], 1))
+        return LatencyFit(latency=model, **fit)
 
     def save(self, path, *, fit: LatencyFit | None = None, source: str = "") -> Path:
-        """Write this model as a profile file (JSON, versioned; ``latency_fit.save_profile``).
+        """Write this model as a profile file (JSON, versioned; ``latency_fit.write_profile``).
 
         Args:
             path: the file to write (folders created); its name should end in ``.json``, the
@@ -227,21 +226,17 @@ class Latency:
         Returns:
             the path written.
         """
-        from .latency_fit import save_profile
-
-        return save_profile(self, path, fit=fit, source=source)
+        return write_profile(path, self.to_dict(), self.label, fit=fit, source=source)
 
     @classmethod
     def load(cls, path) -> Latency:
-        """The model of a profile file written by :meth:`save` (``latency_fit.load_profile``).
+        """The model of a profile file written by :meth:`save` (``latency_fit.read_profile``).
 
         Raises:
             ValueError: no such file, not JSON, not a profile, an unknown version or a bad model,
                 naming the file.
         """
-        from .latency_fit import load_profile
-
-        return load_profile(path)["latency"]
+        return cls.from_dict(read_profile(path)["latency"], f"{path}: latency")
 
     def to_dict(self) -> dict:
         """A JSON-serialisable description, which :meth:`from_dict` reads back.

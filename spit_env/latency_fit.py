@@ -3,9 +3,10 @@
 **The family.** The presets (``latency.PRESETS``) are log-normal: reaction times are
 right-skewed. Measured human latencies also have a floor below which no move comes (the time
 to see, decide and move at all), so the fit is a *shifted* log-normal, ``shift + exp(N(mu,
-sigma^2))``, whose members with no shift are the presets' family. :func:`fit_latency` returns it
-as a ``Latency.lognormal(mean_ms, std_ms, shift_ms=...)``, which the core draws from like any
-other model.
+sigma^2))``, whose members with no shift are the presets' family. ``Latency.fit`` returns it as
+a ``Latency.lognormal(mean_ms, std_ms, shift_ms=...)``, which the core draws from like any other
+model; this module holds the numbers (:func:`fit_shifted_lognormal`) and knows nothing of
+``Latency``, which imports it (one direction).
 
 **The fit.** For a given shift ``g`` the log-normal's maximum-likelihood parameters are closed
 form (the mean and the standard deviation of ``log(x - g)``), so the log-likelihood is profiled
@@ -16,7 +17,8 @@ changes fastest, then a golden-section search between the best grid point's neig
 short keeps it finite, and the report says when the shift sits at either end of its range.
 NumPy only.
 
-**The profile file** (:func:`save_profile`, :func:`load_profile`): JSON, versioned::
+**The profile file** (:func:`write_profile`, :func:`read_profile`; ``Latency.save`` and
+``Latency.load``): JSON, versioned::
 
     {"format": "spit-env latency profile", "version": 1,
      "latency": {"kind": "lognormal", "mean_ms": ..., "std_ms": ..., "min_ms": 1, "name": "",
@@ -35,13 +37,15 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .latency import MAX_LATENCY_MS, Latency
+if TYPE_CHECKING:
+    from .latency import Latency
 
-__all__ = ["LatencyFit", "fit_latency", "save_profile", "load_profile", "MIN_SAMPLES",
-           "PROFILE_FORMAT", "PROFILE_VERSION"]
+__all__ = ["LatencyFit", "fit_shifted_lognormal", "write_profile", "read_profile",
+           "MIN_SAMPLES", "PROFILE_FORMAT", "PROFILE_VERSION"]
 
 #: The fewest latencies :func:`fit_latency` fits three parameters to.
 MIN_SAMPLES = 10
@@ -91,10 +95,10 @@ class LatencyFit:
 
     def save(self, path, *, source: str = "") -> Path:
         """Write the fitted model, this report and the samples as a profile file."""
-        return save_profile(self.latency, path, fit=self, source=source)
+        return self.latency.save(path, fit=self, source=source)
 
 
-def _samples(latencies_ms) -> np.ndarray:
+def _samples(latencies_ms, max_ms: int) -> np.ndarray:
     try:
         x = np.array(latencies_ms, dtype=np.float64)
     except (TypeError, ValueError):
@@ -105,10 +109,10 @@ def _samples(latencies_ms) -> np.ndarray:
     if x.size < MIN_SAMPLES:
         raise ValueError(f"latencies_ms: a fit needs at least {MIN_SAMPLES} latencies, got "
                          f"{x.size}")
-    bad = ~np.isfinite(x) | (x < 1) | (x > MAX_LATENCY_MS)
+    bad = ~np.isfinite(x) | (x < 1) | (x > max_ms)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"latencies_ms must be finite numbers in 1..{MAX_LATENCY_MS} ms; "
+        raise ValueError(f"latencies_ms must be finite numbers in 1..{max_ms} ms; "
                          f"entry {k} is {latencies_ms[k]!r}")
     if np.ptp(x) == 0:
         raise ValueError(f"latencies_ms are all {x[0]:g} ms: a fit needs some spread")
@@ -149,21 +153,22 @@ def _normal_cdf(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + erf(z / math.sqrt(2)).astype(np.float64))
 
 
-def fit_latency(latencies_ms) -> LatencyFit:
+def fit_shifted_lognormal(latencies_ms, max_ms: int) -> dict:
     """Fit a shifted log-normal to measured latencies by maximum likelihood (module docstring).
 
     Args:
-        latencies_ms: (n,) latencies in ms, each a finite number in 1..MAX_LATENCY_MS, n >=
+        latencies_ms: (n,) latencies in ms, each a finite number in 1..``max_ms``, n >=
             :data:`MIN_SAMPLES`, not all equal.
+        max_ms: the longest latency allowed (``latency.MAX_LATENCY_MS``).
 
     Returns:
-        the :class:`LatencyFit`.
+        :class:`LatencyFit`'s fields but ``latency``, as a dict (``Latency.fit`` adds the model).
 
     Raises:
         ValueError: too few samples, a sample that is not a finite number in range (naming its
             index), samples that are all equal, or not a one-dimensional sequence of numbers.
     """
-    x = _samples(latencies_ms)
+    x = _samples(latencies_ms, max_ms)
     n, fastest = x.size, float(x.min())
     top = fastest - 0.5  # the highest shift: half a ms below the fastest (whole-ms) sample
     gaps = np.geomspace(0.5, fastest, _GRID)  # distance of the shift below the fastest sample
@@ -188,34 +193,29 @@ def fit_latency(latencies_ms) -> LatencyFit:
     ranks = np.arange(1, n + 1) / n
     ks = float(max((ranks - cdf).max(), (cdf - ranks + 1.0 / n).max()))
     bound = "zero" if shift <= 0 else "fastest" if shift >= top else ""
-    latency = Latency.lognormal(round(mean, 1), round(std, 1), 1, shift_ms=round(shift, 1))
     samples = x.copy()
     samples.setflags(write=False)
-    return LatencyFit(latency=latency, n=n, shift_ms=shift, mu=mu, sigma=sigma, mean_ms=mean,
-                      std_ms=std, median_ms=shift + math.exp(mu), log_likelihood=log_likelihood,
-                      ks_distance=ks, shift_at_bound=bound, latencies_ms=samples)
+    return dict(n=n, shift_ms=shift, mu=mu, sigma=sigma, mean_ms=mean, std_ms=std,
+                median_ms=shift + math.exp(mu), log_likelihood=log_likelihood, ks_distance=ks,
+                shift_at_bound=bound, latencies_ms=samples)
 
 
-def save_profile(latency: Latency, path, *, fit: LatencyFit | None = None,
-                 source: str = "") -> Path:
-    """Write ``latency`` as a profile file (JSON, module docstring); folders are created.
+def write_profile(path, latency: dict, label: str, *, fit: LatencyFit | None = None,
+                  source: str = "") -> Path:
+    """Write a model as a profile file (JSON, module docstring); folders are created.
 
     Args:
-        latency: the model.
         path: the file (its name should end in ``.json``: ``Latency.parse`` reads such a path).
+        latency: the model as ``Latency.to_dict`` gives it.
+        label: the model's label (``Latency.label``), for a reader of the file.
         fit: the fit it came from: its report and samples are stored too.
         source: a line saying where the latencies came from.
 
     Returns:
         the path written.
-
-    Raises:
-        ValueError: ``latency`` is not a Latency.
     """
-    if not isinstance(latency, Latency):
-        raise ValueError(f"latency must be a Latency, got {type(latency).__name__}")
-    data = {"format": PROFILE_FORMAT, "version": PROFILE_VERSION, "latency": latency.to_dict(),
-            "label": latency.label, "source": str(source),
+    data = {"format": PROFILE_FORMAT, "version": PROFILE_VERSION, "latency": latency,
+            "label": label, "source": str(source),
             "fit": fit.report() if fit is not None else None,
             "latencies_ms": [float(v) for v in fit.latencies_ms] if fit is not None else None}
     path = Path(path)
@@ -224,16 +224,16 @@ def save_profile(latency: Latency, path, *, fit: LatencyFit | None = None,
     return path
 
 
-def load_profile(path) -> dict:
-    """Read a profile file written by :func:`save_profile`.
+def read_profile(path) -> dict:
+    """Read a profile file written by :func:`write_profile`.
 
     Returns:
-        dict: ``latency`` (the Latency), ``fit`` (the report or None), ``latencies_ms`` (list or
-        None), ``source`` (str).
+        dict: ``latency`` (the model's dict, for ``Latency.from_dict``), ``fit`` (the report or
+        None), ``latencies_ms`` (list or None), ``source`` (str).
 
     Raises:
-        ValueError: no such file, not JSON, not a profile, a version this package does not read,
-            or a bad model, each naming the file.
+        ValueError: no such file, not JSON, not a profile, or a version this package does not
+            read, each naming the file.
     """
     path = Path(path)
     if not path.is_file():
@@ -249,6 +249,5 @@ def load_profile(path) -> dict:
     if version != PROFILE_VERSION:
         raise ValueError(f"{str(path)!r} is a latency profile of version {version!r}; this "
                          f"spit-env reads version {PROFILE_VERSION}")
-    latency = Latency.from_dict(data.get("latency"), f"{path}: latency")
-    return {"latency": latency, "fit": data.get("fit"), "latencies_ms": data.get("latencies_ms"),
-            "source": data.get("source", "")}
+    return {"latency": data.get("latency"), "fit": data.get("fit"),
+            "latencies_ms": data.get("latencies_ms"), "source": data.get("source", "")}

@@ -20,7 +20,7 @@ import spit_env  # noqa: F401  (registers Spit-v0)
 from agents import arena
 from spit_env import Latency, SpitConfig, core
 from spit_env.envs.vec import SpitVecEnv
-from spit_env.latency_fit import MIN_SAMPLES, PROFILE_VERSION, fit_latency, load_profile
+from spit_env.latency_fit import MIN_SAMPLES, PROFILE_VERSION, read_profile
 
 SHIFTED = Latency.lognormal(450, 120, 1, shift_ms=200)
 
@@ -86,7 +86,7 @@ def test_the_fit_is_the_maximum_of_the_likelihood():
     rng = np.random.default_rng(3)
     for model, n in ((SHIFTED, 300), (Latency.lognormal(700, 300, shift_ms=250), 3000)):
         x = model.sample(rng, n).astype(float)
-        fit = fit_latency(x)
+        fit = Latency.fit(x)
         logpdf = scipy_stats.lognorm.logpdf
         here = logpdf(x, fit.sigma, fit.shift_ms, math.exp(fit.mu)).sum()
         assert math.isclose(here, fit.log_likelihood, rel_tol=1e-9)
@@ -102,7 +102,7 @@ def test_the_fit_is_the_maximum_of_the_likelihood():
 
 def test_data_without_skew_fit_the_presets_family_without_a_shift():
     x = np.random.default_rng(4).normal(500, 40, 2000).round()  # symmetric: no shift helps
-    fit = fit_latency(x)
+    fit = Latency.fit(x)
     assert fit.shift_at_bound in ("zero", "") and abs(fit.mean_ms - x.mean()) < 3
 
 
@@ -127,7 +127,7 @@ def test_a_fit_saved_as_a_profile_loads_as_the_same_model(tmp_path):
     path = fit.save(tmp_path / "me.json", source="a test")
     assert Latency.load(path) == fit.latency
     assert Latency.parse(str(path)) == fit.latency
-    saved = load_profile(path)
+    saved = read_profile(path)
     assert saved["fit"]["n"] == 400 and saved["latencies_ms"] == [float(v) for v in samples]
     assert saved["source"] == "a test"
     # the samples in the file fit again to the same model
