@@ -37,12 +37,8 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from .latency import Latency
 
 __all__ = ["LatencyFit", "fit_shifted_lognormal", "write_profile", "read_profile",
            "MIN_SAMPLES", "PROFILE_FORMAT", "PROFILE_VERSION"]
@@ -73,7 +69,7 @@ class LatencyFit:
         latencies_ms: (n,) float64, the samples, read-only.
     """
 
-    latency: Latency
+    latency: object  # a spit_env.latency.Latency (this module does not import it)
     n: int
     shift_ms: float
     mu: float
