@@ -75,6 +75,10 @@ def game_statistics(player: str, games: int, *, config: SpitConfig | None = None
     return out
 
 
+#: the first line of the page ``--markdown`` writes
+MARKDOWN_TITLE = "# Game statistics: bots against themselves"
+
+
 def markdown_table(rows: list[dict], config: SpitConfig) -> str:
     """The statistics of :func:`game_statistics` as one Markdown table (a row per player)."""
     won = "one-pile win" if config.scoring == "standard" and not config.win_on_empty_hand else "won"
@@ -114,7 +118,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=512,
                    help="games stepped at once (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the statistics as JSON here")
-    p.add_argument("--markdown", type=Path, help="write the Markdown table here")
+    p.add_argument("--markdown", type=Path,
+                   help="write the Markdown page here (a title and the table)")
     p.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
     args = p.parse_args(argv)
     if args.games < 1:
@@ -158,7 +163,7 @@ def main(argv=None) -> dict:
         args.json.write_text(json.dumps(result, indent=2))
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(table + "\n")
+        args.markdown.write_text(f"{MARKDOWN_TITLE}\n\n{table}\n")
     return result
 
 

@@ -110,8 +110,8 @@ def _decoded_fields():
 
 def _docstring() -> str:
     lines = ["One batch of observations, decoded (made by :func:`read_observation`).", "",
-             "Attributes (one per field of rules.OBSERVATION, same names; self_ = the observing "
-             "seat, opp_ = its opponent, centre pile 0 = own):"]
+             "Attributes (one per field of rules.OBSERVATION, same names; ``self_`` = the "
+             "observing seat, ``opp_`` = its opponent, centre pile 0 = own):"]
     for f, dtype, unit in _decoded_fields():
         lines.append(f"    {f.name}: {_shape(f)} {dtype}"
                      f"{' - ' + unit if unit else ''}; {f.meaning}.")

@@ -96,8 +96,8 @@ EVENT_NAMES = ("play", "bounce", "fill", "flip", "spit", "slap", "round_end", "g
 EVENT_FIELDS = ("type", "player", "clock_ms", "action", "card", "pile", "value")
 
 ROUND_END_EMPTIED, ROUND_END_STALL_OUT = 0, 1  # value of a round_end event (D10 a / b)
-#: value of a spit event: the round start (D4), a stall with no move left (D9), a stall because no
-#: card moved for ``stall_timeout_ms`` (D17)
+#: value of a spit event - the round start (D4), a stall with no move left (D9), a stall because
+#: no card moved for ``stall_timeout_ms`` (D17)
 SPIT_ROUND_START, SPIT_STALL, SPIT_TIMEOUT = 0, 1, 2
 GAME_END_TERMINATED, GAME_END_TRUNCATED = 0, 1  # value of a game_end event
 

@@ -1,7 +1,7 @@
 """Shared checks for every environment of the package (the core and its adapters).
 
 Importable with no test dependency: each raises AssertionError with a message naming the row
-(game) at fault.
+(game) at fault. The checks::
 
     check_invariants(state, out=None, prev_mask=None, actions=None)
     check_caches(state)                                      # part of check_invariants

@@ -34,7 +34,9 @@ def test_command_line_writes_json_and_markdown(tmp_path):
     saved = json.loads((tmp_path / "s.json").read_text())
     assert saved["rows"] == out["rows"] and [r["player"] for r in saved["rows"]] == ["greedy", "random"]
     assert saved["config"]["stall_timeout_ms"] is None
-    table = (tmp_path / "s.md").read_text().splitlines()
+    page = (tmp_path / "s.md").read_text().splitlines()
+    assert page[:2] == [G.MARKDOWN_TITLE, ""]  # a title: the documentation site's page needs one
+    table = page[2:]
     assert len(table) == 4 and "one-pile win" in table[0]
 
 

@@ -79,7 +79,8 @@ class Args:
     (prioritized fictitious self-play, AlphaStar's f_hard), so the agent trains most against
     the opponents it loses to."""
     self_play: bool = False
-    """Add frozen snapshots of the agent to the opponents (a pool, see --self-play-*)."""
+    """Add frozen snapshots of the agent to the opponents (a pool: the three --self-play- flags
+    below)."""
     self_play_every: int = 200_000
     """Steps between two snapshots joining the self-play pool."""
     self_play_pool: int = 5

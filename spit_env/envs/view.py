@@ -89,7 +89,7 @@ class BatchView(DuelView):
 
     @property
     def learner_seats(self) -> np.ndarray:
-        """(num_envs,) int64: the learner's seat in each row's current game."""
+        """The learner's seat in each row's current game, (num_envs,) int64."""
         return self._duel.seat.copy()
 
     def snapshot(self, index: int = 0) -> dict:

@@ -1,0 +1,108 @@
+"""Sphinx configuration of the documentation site.
+
+The site's pages are the project's Markdown files (MyST): the README is the front page and
+CONTRIBUTING.md a page, both included from outside this folder (``index.md``,
+``contributing.md``); every other page is a file of ``docs/``. The API reference is generated
+from the docstrings (autodoc and autosummary, Google style through napoleon).
+
+Build (warnings are errors, as in CI)::
+
+    sphinx-build -W --keep-going -b html docs docs/_build/html
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+
+project = "spit-env"
+author = "spit-env contributors"
+copyright = "spit-env contributors"  # noqa: A001 (Sphinx's name)
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.viewcode",
+    "sphinx_copybutton",
+]
+
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+templates_path = ["_templates"]
+
+html_theme = "furo"
+html_title = "spit-env"
+
+# --- MyST -------------------------------------------------------------------------------------
+# The pages link to each other's sections by their GitHub anchors (docs/ENVIRONMENTS.md#seeding).
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence"]
+
+# --- API reference ----------------------------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = False
+# Each object is documented once, in the module that defines it: a package's page lists its
+# modules, not the names its __all__ re-exports (spit_env.SpitConfig is spit_env.config.SpitConfig).
+autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
+# Ray (the [scale] extra) is mocked: the RLlib modules' pages build without it, the same with
+# or without Ray installed.
+autodoc_mock_imports = ["ray"]
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_class_signature = "mixed"
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_rtype = False
+napoleon_attr_annotations = True
+
+# --- the included root files ------------------------------------------------------------------
+#: the Markdown files outside docs/ and the site's page of each
+INCLUDED = {"README.md": "index.md", "CONTRIBUTING.md": "contributing.md"}
+_LINK = re.compile(r"(\]\()([^)\s#]+)(#[^)\s]*)?(\))")
+
+
+def site_target(target: str) -> str:
+    """The site's path of a link written in a root Markdown file, relative to ``docs/``.
+
+    Args:
+        target: the link's path as the file writes it, relative to the repository's root
+            (``docs/RULES.md``, ``CONTRIBUTING.md``, ``docs/results/``).
+
+    Returns:
+        The same file's path relative to ``docs/``: ``RULES.md``, ``contributing.md``, and for a
+        folder its ``README.md`` (``results/README.md``), as GitHub shows a folder's README.
+        A URL, or a file outside ``docs/`` that is not one of :data:`INCLUDED`, comes back
+        unchanged (the build then reports it as a broken link).
+    """
+    if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("/"):
+        return target
+    path = posixpath.normpath(target)
+    if path in INCLUDED:
+        return INCLUDED[path]
+    if not path.startswith("docs/"):
+        return target
+    inside = path[len("docs/"):]
+    if (DOCS / inside).is_dir():
+        inside = posixpath.join(inside, "README.md")
+    return inside
+
+
+def _rewrite_links(app, relative_path, parent_docname, content):
+    """``include-read``: the root files' links, written for GitHub, made relative to ``docs/``."""
+    if Path(relative_path).name not in INCLUDED:
+        return
+    content[0] = _LINK.sub(
+        lambda m: m[1] + site_target(m[2]) + (m[3] or "") + m[4], content[0])
+
+
+def setup(app):
+    """Register the link rewriting of the included root files."""
+    app.connect("include-read", _rewrite_links)
+    return {"parallel_read_safe": True}
