@@ -7,13 +7,14 @@ from the docstrings (autodoc and autosummary, Google style through napoleon).
 
 Build (warnings are errors, as in CI)::
 
-    sphinx-build -W --keep-going -b html docs docs/_build/html
+    sphinx-build -W --keep-going -E -b html docs docs/_build/html
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+import shutil
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -21,7 +22,7 @@ ROOT = DOCS.parent
 
 project = "spit-env"
 author = "spit-env contributors"
-copyright = "spit-env contributors"  # noqa: A001 (Sphinx's name)
+copyright = "spit-env contributors"
 
 extensions = [
     "myst_parser",
@@ -103,6 +104,11 @@ def _rewrite_links(app, relative_path, parent_docname, content):
 
 
 def setup(app):
-    """Register the link rewriting of the included root files."""
+    """Register the link rewriting of the included root files; start the API pages afresh.
+
+    autosummary writes the API reference's pages into ``docs/_api`` (not kept in git); a page of
+    a module that no longer exists would stay there, so every build writes them all again.
+    """
+    shutil.rmtree(DOCS / "_api", ignore_errors=True)
     app.connect("include-read", _rewrite_links)
     return {"parallel_read_safe": True}
