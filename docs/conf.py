@@ -12,6 +12,7 @@ Build (warnings are errors, as in CI)::
 
 from __future__ import annotations
 
+import importlib
 import posixpath
 import re
 import shutil
@@ -38,6 +39,9 @@ root_doc = "index"
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 templates_path = ["_templates"]
 
+# "--resume" stays two hyphens (the flags), not an en dash
+smartquotes = False
+
 html_theme = "furo"
 html_title = "spit-env"
 
@@ -57,6 +61,8 @@ autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-mo
 autodoc_mock_imports = ["ray"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+# a dataclass's fields are listed with their docstrings: no second list of bare parameter types
+autodoc_typehints_description_target = "documented"
 autodoc_class_signature = "mixed"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
@@ -103,6 +109,44 @@ def _rewrite_links(app, relative_path, parent_docname, content):
         lambda m: m[1] + site_target(m[2]) + (m[3] or "") + m[4], content[0])
 
 
+def _annotated(name: str) -> bool:
+    """Whether the attribute of dotted ``name`` has a type annotation in its class or module."""
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            owner = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[cut:-1]:
+                owner = getattr(owner, part)
+        except AttributeError:
+            return False
+        return parts[-1] in getattr(owner, "__annotations__", {})
+    return False
+
+
+def _keep_prose_prefix(app, what, name, obj, options, lines):
+    """An annotated attribute's docstring keeps the words before its first colon.
+
+    Napoleon reads the field docstring "Run folder: config.json, ..." as an attribute of type
+    "Run folder" (Google style's ``type: description``). An attribute with an annotation (the
+    trainers' dataclass fields) has its type already, so the words are the description's: put back.
+    """
+    if what not in ("attribute", "data") or ":type:" not in "".join(lines[-1:]):
+        return
+    if not _annotated(name):
+        return
+    words = lines[-1].split(":type:", 1)[1].strip()
+    del lines[-1]
+    if lines and not lines[-1].strip():
+        del lines[-1]
+    if lines:
+        lines[0] = f"{words}: {lines[0]}"
+    else:
+        lines.append(words)
+
+
 def setup(app):
     """Register the link rewriting of the included root files; start the API pages afresh.
 
@@ -111,4 +155,6 @@ def setup(app):
     """
     shutil.rmtree(DOCS / "_api", ignore_errors=True)
     app.connect("include-read", _rewrite_links)
+    # after napoleon (priority 500), which turns the docstrings into reST
+    app.connect("autodoc-process-docstring", _keep_prose_prefix, priority=600)
     return {"parallel_read_safe": True}
