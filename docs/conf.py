@@ -147,6 +147,36 @@ def _keep_prose_prefix(app, what, name, obj, options, lines):
         lines.append(words)
 
 
+def _help_values(name: str) -> dict[str, str]:
+    """The placeholder values the trainer of the object ``name`` fills its help with."""
+    from experiments.cli import help_values
+
+    if name.startswith("experiments.expert."):
+        from experiments.expert.args import NETWORK, SELF
+
+        return help_values(self=SELF, network=NETWORK)
+    if name.startswith("experiments.rllib."):
+        from experiments.rllib.args import rllib_bots
+
+        return help_values(rllib_bots=", ".join(rllib_bots()))
+    return help_values()
+
+
+def _fill_help_placeholders(app, what, name, obj, options, lines):
+    """A trainer's field docstrings with ``{players}`` and the like filled as ``--help`` does.
+
+    The values come from the registry (:func:`experiments.cli.help_values`: the registered
+    players, the bots), as the trainers' ``main`` fills them.
+    """
+    if not name.startswith("experiments.") or not any("{" in line for line in lines):
+        return
+    values = _help_values(name)
+    for i, line in enumerate(lines):
+        for key, value in values.items():
+            line = line.replace("{" + key + "}", value)
+        lines[i] = line
+
+
 def setup(app):
     """Register the link rewriting of the included root files; start the API pages afresh.
 
@@ -157,4 +187,5 @@ def setup(app):
     app.connect("include-read", _rewrite_links)
     # after napoleon (priority 500), which turns the docstrings into reST
     app.connect("autodoc-process-docstring", _keep_prose_prefix, priority=600)
+    app.connect("autodoc-process-docstring", _fill_help_placeholders)
     return {"parallel_read_safe": True}
