@@ -66,6 +66,11 @@ CHECKS = {
     """),
 }
 
+#: snippet id -> patterns its printed output must hold (what the README says it prints)
+OUTPUT = {
+    "sb3": (r"shipped network vs greedy: mean reward [+-]\d\.\d{3}, win rate \d+\.\d%",),
+}
+
 #: snippet id -> {text in the snippet: the text it runs with}
 SHRINK = {
     "sb3": {"num_envs=256": "num_envs=16", "n_steps=64": "n_steps=16",
@@ -105,3 +110,7 @@ def test_readme_snippet_runs_and_does_what_it_says(name, tmp_path):
     run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, f"README snippet {name!r} failed:\n{run.stderr[-4000:]}"
+    # a quick start runs clean: no library warning for the user to puzzle over
+    assert "Warning" not in run.stderr, f"README snippet {name!r} warns:\n{run.stderr[-4000:]}"
+    for line in OUTPUT.get(name, ()):
+        assert re.search(line, run.stdout), f"README snippet {name!r} printed:\n{run.stdout}"
