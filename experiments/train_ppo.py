@@ -6,6 +6,7 @@
     python -m experiments.train_ppo --self-play --opponent greedy
     python -m experiments.train_ppo --resume runs/ppo_greedy/model.zip --total-timesteps 500000
     python -m experiments.train_ppo --init-model runs/distilled/model.zip --pull-coef 0.5
+    python -m experiments.train_ppo --smoke                # every stage at toy size, < 1 min
     python -m experiments.train_ppo --help
 
 The script is the command line (:func:`main`: parse, check, run); the run lives in
@@ -107,9 +108,11 @@ def train(args: Args) -> dict:
 def main(argv=None) -> int:
     """Command-line entry point: parse with tyro, check, train, print the evaluation table."""
     from experiments.cli import help_values, tyro_cli
+    from experiments.ppo.args import smoke_defaults
 
     args = tyro_cli(Args, argv, prog="python -m experiments.train_ppo",
-                    description=__doc__.split("\n\n")[0], fill=help_values())
+                    description=__doc__.split("\n\n")[0], fill=help_values(),
+                    defaults=smoke_defaults(argv))
     try:
         stages = validate(args)
     except ArgumentError as err:

@@ -545,3 +545,19 @@ def test_league_weighting_gives_more_rows_to_the_opponents_the_agent_loses_to():
     model.num_timesteps = 10
     fixed.on_rollout_start(model, Logger())
     assert fixed.stage_log[-1]["rows"] == {"random": 8, "greedy": 6, "racer": 6}
+
+
+def test_smoke_preset_runs_every_stage_and_the_flags_given_win(tmp_path):
+    # --smoke's defaults, with two of them overridden: one rollout (16 games x 128 steps), so
+    # no checkpoint is taken, and the run folder holds no empty checkpoints/ folder
+    out = tmp_path / "smoke"
+    proc = _run("--smoke", "--total-timesteps", "2048", "--eval-games", "4", "--out", str(out),
+                "--no-progress-bar")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    config = json.loads((out / "config.json").read_text())
+    assert config["smoke"] is True and config["eval_games"] == 4
+    assert config["total_timesteps"] == 2048 and config["num_envs"] == 16  # given; preset
+    assert config["bc_steps"] > 0 and config["eval_freq"] > 0  # the warm start and the curve run
+    assert sorted(p.name for p in out.iterdir()) == [
+        "config.json", "eval.json", "learning_curve.png", "model.zip", "tb"]
+    assert "4 duplicate deals per bot" in proc.stdout

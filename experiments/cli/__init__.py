@@ -162,7 +162,8 @@ def field_help(cls) -> dict[str, str]:
     return out
 
 
-def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None = None):
+def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None = None,
+             defaults=None):
     """Parse ``args`` into a ``cls`` instance with tyro, the help made of whole paragraphs.
 
     Each field's help is its docstring (:func:`field_help`) with ``{key}`` replaced by
@@ -175,6 +176,8 @@ def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None =
         prog: the program name of the usage line.
         description: the text above the options.
         fill: placeholder values for the help texts ({"players": player_help()}, ...).
+        defaults: a ``cls`` instance whose values are the defaults instead of the class's (a
+            preset such as ``--smoke``: the flags given still override it).
 
     Returns:
         a ``cls`` with the parsed values.
@@ -188,8 +191,12 @@ def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None =
         text = helps.get(f.name, "")
         for key, value in (fill or {}).items():
             text = text.replace("{" + key + "}", str(value))
-        default = (dataclasses.field(default_factory=f.default_factory)
-                   if f.default is dataclasses.MISSING else dataclasses.field(default=f.default))
+        if defaults is not None:
+            default = dataclasses.field(default=getattr(defaults, f.name))
+        elif f.default is dataclasses.MISSING:
+            default = dataclasses.field(default_factory=f.default_factory)
+        else:
+            default = dataclasses.field(default=f.default)
         fields.append((f.name, typing.Annotated[hints[f.name], tyro.conf.arg(help=_plain(text))],
                        default))
     shadow = dataclasses.make_dataclass(cls.__name__, fields)

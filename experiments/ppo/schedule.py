@@ -12,6 +12,7 @@ file format (``agents.ppo_model.save_model``) as every model file of a run.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -348,10 +349,16 @@ class Checkpoints(CheckpointCallback):
         super().__init__(**kwargs)
         self.until = int(until)
 
+    def _init_callback(self) -> None:
+        # SB3 makes the folder here; it is made with its first checkpoint instead, so a run that
+        # takes none (shorter than --checkpoint-freq) leaves no empty checkpoints/ behind
+        pass
+
     def _on_step(self) -> bool:
         if int(self.model.num_timesteps) > self.until:
             return True
         if self.n_calls % self.save_freq == 0:
+            os.makedirs(self.save_path, exist_ok=True)
             path = self._checkpoint_path(extension="zip")
             save_model(self.model, path)
             if self.verbose >= 2:
