@@ -107,6 +107,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
         if path is not None and path.is_dir():
             p.error(f"{flag}: {str(path)!r} is a folder; give a file path")
     if args.players is not None:
+        # the cheap checks first: building the players may load models (seconds)
+        if args.seed < 0 or args.game < 0:
+            p.error("--seed and --game must be >= 0")
         players = [s.strip() for s in args.players.split(",") if s.strip()]
         if len(players) != 2:
             p.error(f"--players needs exactly two players, seat 0 first, got {players}")
@@ -119,8 +122,6 @@ def _parse_args(argv=None) -> argparse.Namespace:
             if problem:
                 p.error(f"--players: {problem}")
         args.player_list = players
-        if args.seed < 0 or args.game < 0:
-            p.error("--seed and --game must be >= 0")
     return args
 
 
