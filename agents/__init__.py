@@ -2,7 +2,7 @@
 
 Each is declared by name in the entry-point group ``spit_env.policies`` of this project's
 pyproject.toml, so that ``spit_env.policy.make_policy`` finds it without importing this package
-first. ``agents.make(name, **kwargs)`` builds one by name or profile ("greedy", "racer@expert");
+first. ``agents.make(name, **kwargs)`` builds one by name or profile ("greedy", "racer@pro");
 it is :func:`spit_env.policy.make_policy`. The strategies are documented in
 :mod:`agents.heuristics`.
 

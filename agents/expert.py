@@ -25,7 +25,7 @@ of the batch: the network's forward pass gives a row the same bits in any batch,
 (``python -m experiments.benchmark --only expert``).
 
 Profiles: ``"expert"`` (16 rollouts per legal move, 3 s horizon: the planner's budget) and
-``"expert-fast"`` (4 rollouts, 2 s); any budget argument overrides the profile's, e.g.
+``"expert-fast"`` (4 rollouts, 2 s horizon); any budget argument overrides the profile's, e.g.
 ``agents.make("expert", rollouts=32, rollout_policy="network", path="runs/x/model.zip")``.
 """
 

@@ -8,7 +8,7 @@ Run ``python -m experiments.play --help``. Examples::
 The bot moves on its own latency while the clock runs; your moves land after your real reaction
 (the time before your key press) plus a small fixed motor time (``--motor-ms``). The game waits
 for Space before its clock starts. At the end it shows the result and your latency beside the
-presets (expert, club, novice), fits your latencies into the presets' family
+presets (pro, club, novice), fits your latencies into the presets' family
 (``spit_env.Latency.fit``) and saves the fit as a profile file (``--profile``) that every entry
 point takes as a latency: ``--opponent racer@<file>``, ``--players racer@<file>,...``,
 ``spit_env.Latency.load(<file>)``; it prints the command. The replay can be saved too (a JSON
@@ -58,7 +58,7 @@ def _parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument("--opponent", default="racer@club",
                    help=f"the bot: a policy name ({player_help()}), a profile name@latency "
-                   "(racer@expert, greedy@600, racer@me.json) or a trained model path "
+                   "(racer@pro, greedy@600, racer@me.json) or a trained model path "
                    "(default: %(default)s)")
     p.add_argument("--seat", type=int, choices=(0, 1), default=0,
                    help="your seat (default: %(default)s)")

@@ -2,13 +2,13 @@ r"""Record one game between two players and write it as a replay: a JSON record 
 
 Run ``python -m experiments.replay --help``. Examples::
 
-    python -m experiments.replay --players racer,greedy@expert --seed 7 --out game.html \
+    python -m experiments.replay --players racer,greedy@pro --seed 7 --out game.html \
         --json game.json
     python -m experiments.replay --players runs/ppo_greedy/model.zip,racer --out ppo.html
     python -m experiments.replay --load game.json --out game.html      # a saved record, re-drawn
 
 A player is what the tournament takes: a registered bot name ("racer"), a profile with a latency
-("greedy@expert", "racer@350") or the path of a trained model ("runs/x/model.zip", optionally
+("greedy@pro", "racer@350") or the path of a trained model ("runs/x/model.zip", optionally
 "@latency"). Game ``--game`` of ``--seed`` is the same deal, latency draws and tie coins as game id
 ``--game`` of that seed in ``experiments.tournament`` (both play it in the match library's loop,
 ``agents.arena.Match``, each seat's policy generator seeded by (seed, seat)).
@@ -77,14 +77,14 @@ def _parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument("--players", metavar="A,B",
                    help=f"two players, seat 0 first: policy names ({player_help()}), profiles "
-                   "name@latency (greedy@expert, racer@350) or trained model paths "
+                   "name@latency (greedy@pro, racer@350) or trained model paths "
                    "(runs/x/model.zip, an RLlib checkpoint folder)")
     p.add_argument("--seed", type=int, default=0, help="game seed (default: %(default)s)")
     p.add_argument("--game", type=int, default=0,
                    help="game id of that seed (default: %(default)s)")
     p.add_argument("--latency", default="club",
                    help="both seats' latency unless a profile says otherwise: preset name "
-                   "(expert, club, novice) or whole ms (default: %(default)s)")
+                   "(pro, club, novice) or whole ms (default: %(default)s)")
     p.add_argument("--out", type=Path, help="write the HTML replay page here")
     p.add_argument("--json", type=Path, help="write the JSON record here")
     p.add_argument("--load", type=Path, metavar="RECORD.json",

@@ -22,8 +22,8 @@ start), ``pull`` (the KL pull in PPO's loss) and ``progress``; the model's input
 The learner plays many games at once in one process (``SpitVecEnv``: one VecEnv step = one learner
 decision, the batched core running the opponent in between). ``--opponent`` is
 
-* a policy name or profile: ``greedy``, ``greedy@expert`` (the opponent's seat plays with the
-  expert latency preset, D7);
+* a policy name or profile: ``greedy``, ``greedy@pro`` (the opponent's seat plays with the
+  pro latency preset, D7);
 * a weighted mix: ``random:0.3,greedy:0.7`` -- the game rows are split into ``--mix-groups``
   near-equal groups, shared out among the members by weight; each group keeps its member (with
   ``--league-weighting losses`` the shares follow the agent's losses instead, re-weighted at

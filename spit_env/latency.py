@@ -9,7 +9,7 @@ produce identical integers for identical indices, without floating-point drift b
 
 Presets, from human reaction and card-movement times:
 
-* ``expert``: mean 350 ms, sd 60 ms. A practised player's choice reaction (~200-250 ms simple
+* ``pro``: mean 350 ms, sd 60 ms. A practised player's choice reaction (~200-250 ms simple
   reaction time, Jain et al. 2015, plus a little for the choice, Hick 1952) and a short,
   well-rehearsed reach to the pile (~100 ms, Fitts 1954).
 * ``club``: mean 500 ms, sd 100 ms. A typical adult's two-to-five-way choice reaction time of
@@ -31,6 +31,7 @@ entry point (``spit_env.latency_fit`` holds the fit and the file format).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -47,10 +48,13 @@ PROFILE_SUFFIX = ".json"
 TABLE_SIZE = 1 << 16
 
 PRESETS: dict[str, tuple[float, float]] = {
-    "expert": (350.0, 60.0),
+    "pro": (350.0, 60.0),
     "club": (500.0, 100.0),
     "novice": (750.0, 180.0),
 }
+#: Old preset names, still read (with a DeprecationWarning): "expert" is also a player's name
+#: (``agents.make("expert")``), so "expert@expert" read two ways.
+DEPRECATED_PRESETS: dict[str, str] = {"expert": "pro"}
 PRESET_MIN_MS = 150
 #: The longest latency a model may give, in ms (one hour: far beyond any player, and a game's
 #: clock plus a latency stays within int32 for every ``max_game_ms``). Models are checked
@@ -154,11 +158,17 @@ class Latency:
 
     @classmethod
     def preset(cls, name: str) -> Latency:
-        """A named human profile: "expert", "club" or "novice" (see the module docstring).
+        """A named human profile: "pro", "club" or "novice" (see the module docstring).
+
+        "expert", the old name of "pro", is read as "pro" with a DeprecationWarning.
 
         Raises:
             ValueError: an unknown name.
         """
+        if name in DEPRECATED_PRESETS:
+            warnings.warn(f"the latency preset {name!r} is now {DEPRECATED_PRESETS[name]!r} "
+                          f"({name!r} is also a player's name)", DeprecationWarning, stacklevel=2)
+            name = DEPRECATED_PRESETS[name]
         if name not in PRESETS:
             raise ValueError(f"latency preset must be one of {sorted(PRESETS)}, got {name!r}"
                              f"{did_you_mean(name, PRESETS)}")

@@ -19,8 +19,8 @@ same order. The runners of the package (the environments' opponents, the match l
 ask an environment for it (``public_table()`` of SpitGymEnv, the ParallelEnv and SpitVecEnv).
 
 A **profile** is ``"name@latency"``: a registered policy name plus the latency of the seat it plays
-(D7), a latency preset name ("expert", "club", "novice") or a whole number of ms (fixed). E.g.
-"greedy@expert", "random@250". A profile's latency replaces that seat's ``config.latency``; a bare
+(D7), a latency preset name ("pro", "club", "novice") or a whole number of ms (fixed). E.g.
+"greedy@pro", "random@250". A profile's latency replaces that seat's ``config.latency``; a bare
 name keeps the config's latency. :func:`apply_profile` is the one place a policy takes a seat:
 the environments' opponents, the match library's players (``agents.arena``), the planner's
 rollout seats and the RLlib bot module all go through it; :func:`seat_profile`, which it calls,
@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import warnings
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
@@ -67,7 +68,7 @@ import numpy as np
 from . import core
 from .checks import did_you_mean
 from .config import SpitConfig
-from .latency import Latency
+from .latency import DEPRECATED_PRESETS, PRESETS, Latency
 from .rules import N_ACTIONS
 
 __all__ = [
@@ -128,6 +129,9 @@ def register_policy(name: str, factory: Callable[..., Policy], *, overwrite: boo
         raise ValueError(
             f"policy name must be a non-empty string without '@' or spaces, got {name!r}"
         )
+    if name in PRESETS:
+        raise ValueError(f"policy name {name!r} is a latency preset ({sorted(PRESETS)}): "
+                         "\"name@latency\" would read two ways; choose another name")
     if not callable(factory):
         raise ValueError(f"factory for policy {name!r} must be callable, got {factory!r}")
     if not overwrite and _REGISTRY.get(name, factory) is not factory:
@@ -208,9 +212,10 @@ def parse_profile(spec: str) -> tuple[str, Latency | None]:
     """Split a profile "name@latency" into the policy name and its Latency (None if no "@").
 
     The latency is a preset name or a whole number of ms (``Latency.parse``). The policy is
-    always left of "@" and the latency right of it, so a word that names both a policy and a
-    latency preset ("expert") reads by its place: "expert@club" is the ``expert`` bot at the
-    club latency, "racer@expert" the ``racer`` bot at the expert preset, "expert@expert" both.
+    always left of "@" and the latency right of it: "expert@club" is the ``expert`` bot at the
+    club latency, "racer@pro" the ``racer`` bot at the pro preset. No policy takes a preset's name
+    (:func:`register_policy` refuses it); "expert", the pro preset's old name, still reads as a
+    latency right of "@" (a DeprecationWarning).
 
     Raises:
         ValueError: not a string, an empty name, more than one "@", or a bad latency (when the
@@ -234,7 +239,9 @@ def parse_profile(spec: str) -> tuple[str, Latency | None]:
 
 def _is_latency(text: str) -> bool:
     try:
-        Latency.parse(text)
+        with warnings.catch_warnings():  # a hint only: an old preset name is still a latency
+            warnings.simplefilter("ignore", DeprecationWarning)
+            Latency.parse(text)
     except ValueError:
         return False
     return True
@@ -246,7 +253,7 @@ def _swapped_hint(name: str, latency: str) -> str:
         return ""
     if latency in registered_policies():
         return (f"; a profile is 'name@latency', the policy first: did you mean "
-                f"'{latency}@{name}'?")
+                f"'{latency}@{DEPRECATED_PRESETS.get(name, name)}'?")
     return f"; {name!r} is a latency: a profile is 'name@latency', the policy first"
 
 
@@ -257,7 +264,7 @@ def make_policy(spec, **kwargs) -> Policy:
     belongs to the seat's config (see :func:`apply_profile`).
 
     Args:
-        spec: a callable policy, a name ("greedy") or a profile ("greedy@expert").
+        spec: a callable policy, a name ("greedy") or a profile ("greedy@pro").
         **kwargs: passed to the registered factory (not allowed with a callable ``spec``).
 
     Raises:
@@ -345,7 +352,7 @@ def apply_profile(spec, config: SpitConfig, seat: int, **kwargs) -> tuple[Policy
     gives for the seat's latency in the returned config.
 
     Args:
-        spec: a callable policy, a registered name ("racer") or a profile ("racer@expert").
+        spec: a callable policy, a registered name ("racer") or a profile ("racer@pro").
         config: the games' config before the profile.
         seat: 0 or 1, the seat the policy plays.
         **kwargs: passed to the registered factory (as :func:`make_policy`).

@@ -88,7 +88,7 @@ def test_registry_has_the_bots_and_make_is_make_policy():
     assert set(BOTS) <= set(registered_policies())
     for name in BOTS:
         assert callable(agents.make(name))
-        assert type(make_policy(f"{name}@expert")) is type(agents.make(name))
+        assert type(make_policy(f"{name}@pro")) is type(agents.make(name))
     with pytest.raises(ValueError, match="unknown policy"):
         agents.make("no-such-bot")
 
@@ -239,7 +239,7 @@ CONFIGS = {
     "default": SpitConfig(illegal_action="raise"),
     "no_auto_flip": SpitConfig(auto_flip=False, illegal_action="raise"),
     "points_no_wrap": SpitConfig(scoring="points", wrap_ranks=False, target_points=40,
-                                 illegal_action="raise", latency=("expert", "novice")),
+                                 illegal_action="raise", latency=("pro", "novice")),
 }
 
 

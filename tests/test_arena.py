@@ -39,16 +39,16 @@ class Recorder:
 def test_seat_swap_replays_the_same_deal_with_the_players_swapped():
     ids = [3, 8, 9, 20, 21]
     ab, ba = Recorder(False), Recorder(False)
-    res_ab = arena.run_games("greedy@expert", "chain", ids, seed=5, batch_size=2, trace=ab)
-    res_ba = arena.run_games("chain", "greedy@expert", ids, seed=5, batch_size=2, trace=ba)
+    res_ab = arena.run_games("greedy@pro", "chain", ids, seed=5, batch_size=2, trace=ab)
+    res_ba = arena.run_games("chain", "greedy@pro", ids, seed=5, batch_size=2, trace=ba)
     assert sorted(ab.snaps) == sorted(ba.snaps) == ids
     for gid in ids:
         start_ab, start_ba = ab.snaps[gid][0], ba.snaps[gid][0]
         assert start_ab["clock_ms"] == 0 and start_ab["round"] == 0
         assert start_ab == start_ba  # same deal, same first spits
         # the profile's latency follows the player to its seat
-        assert ab.latency[gid] == (Latency.preset("expert"), Latency.preset("club"))
-        assert ba.latency[gid] == (Latency.preset("club"), Latency.preset("expert"))
+        assert ab.latency[gid] == (Latency.preset("pro"), Latency.preset("club"))
+        assert ba.latency[gid] == (Latency.preset("club"), Latency.preset("pro"))
     # different games ids are different deals
     assert ab.snaps[3][0]["stocks"] != ab.snaps[8][0]["stocks"]
     for res in (res_ab, res_ba):
@@ -169,16 +169,16 @@ def test_latency_curve_points():
 
 
 def test_a_model_path_is_the_ppo_policy_loaded_from_it():
-    player = arena.Player.parse("runs/a/model.zip@expert")
+    player = arena.Player.parse("runs/a/model.zip@pro")
     assert (player.policy, player.kwargs["path"]) == ("ppo", "runs/a/model.zip")
-    assert player.latency is not None and player.latency.name == "expert"
+    assert player.latency is not None and player.latency.name == "pro"
     assert arena.Player.parse("greedy").kwargs == {}
 
 
 def test_a_match_stepped_by_hand_plays_the_games_of_run_games():
     ids = [4, 7, 8]
-    ref = arena.run_games("chain", "racer@expert", ids, seed=2, batch_size=2)
-    match = arena.Match("chain", "racer@expert", ids, seed=2, batch_size=2)
+    ref = arena.run_games("chain", "racer@pro", ids, seed=2, batch_size=2)
+    match = arena.Match("chain", "racer@pro", ids, seed=2, batch_size=2)
     assert match.row_game_ids().tolist() == [4, 7]
     while not match.over:
         match.step(match.moves())
@@ -218,7 +218,7 @@ def test_a_match_plays_fixed_deals_whatever_the_game_id():
 
 
 def test_player_error_names_what_cannot_play():
-    assert arena.player_error("racer@expert") is None
+    assert arena.player_error("racer@pro") is None
     assert "unknown policy" in arena.player_error("nobody")
     assert "profile" in arena.player_error("racer@slowpoke")
     assert "runs/ppo_greedy/model.zip" in arena.player_error("ppo@slowpoke")

@@ -18,7 +18,7 @@ from spit_env.testing import check_invariants
 CONFIGS = {
     "default": SpitConfig(max_game_ms=120_000),
     "no_autoflip_nowrap": SpitConfig(auto_flip=False, wrap_ranks=False, max_game_ms=90_000),
-    "points": SpitConfig(scoring="points", target_points=40, latency=("expert", "novice")),
+    "points": SpitConfig(scoring="points", target_points=40, latency=("pro", "novice")),
     "ties": SpitConfig(latency=100, wait_ms=100, tie_break="coin", max_rounds=5, max_game_ms=60_000),
 }
 

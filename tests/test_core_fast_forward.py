@@ -14,7 +14,7 @@ from spit_env.testing import check_invariants
 CONFIGS = {
     "default": SpitConfig(),
     "short_game_odd_wait": SpitConfig(wait_ms=70, max_game_ms=25_000, tie_break="player_0"),
-    "no_timeout": SpitConfig(stall_timeout_ms=None, latency=("expert", "novice"), max_game_ms=60_000),
+    "no_timeout": SpitConfig(stall_timeout_ms=None, latency=("pro", "novice"), max_game_ms=60_000),
     "quick_timeout": SpitConfig(stall_timeout_ms=450, wait_ms=40, auto_flip=False, max_game_ms=60_000),
 }
 

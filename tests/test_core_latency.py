@@ -14,7 +14,7 @@ from spit_env.latency import Latency
 from spit_env.testing import check_invariants
 
 CONFIG = SpitConfig(max_game_ms=30_000)
-POOL = [Latency.preset("expert"), Latency.preset("novice"), Latency.fixed(120), None, "club", 333]
+POOL = [Latency.preset("pro"), Latency.preset("novice"), Latency.fixed(120), None, "club", 333]
 
 
 def _mixed(rng: np.random.Generator, batch: int) -> list[tuple]:
@@ -51,9 +51,9 @@ def test_each_game_plays_as_alone_under_its_own_config():
 
 
 def test_the_config_is_the_default_and_a_row_without_models_of_its_own_says_so():
-    state = core.init(CONFIG, 3, latency=[("expert", None), (None, None), CONFIG.latency])
+    state = core.init(CONFIG, 3, latency=[("pro", None), (None, None), CONFIG.latency])
     assert core.row_config(state, 1) is CONFIG and core.row_config(state, 2) is CONFIG
-    assert core.row_config(state, 0).latency == (Latency.preset("expert"), CONFIG.latency[1])
+    assert core.row_config(state, 0).latency == (Latency.preset("pro"), CONFIG.latency[1])
     plain = core.init(CONFIG, 3)
     assert plain.latency_models == (CONFIG.latency[0],)  # both club: one model
     assert (plain.latency == 0).all()
@@ -65,14 +65,14 @@ def test_the_config_is_the_default_and_a_row_without_models_of_its_own_says_so()
 
 
 def test_models_no_game_plays_are_dropped_when_new_ones_come():
-    state = core.init(CONFIG, 4, latency=[("expert", "novice")] * 4)
+    state = core.init(CONFIG, 4, latency=[("pro", "novice")] * 4)
     every = np.ones(4, bool)
     for ms in range(200, 400, 50):
         core.reset(state, every, np.arange(4), latency=[(ms, "novice")] * 4)
         assert set(state.latency_models) == {Latency.fixed(ms), Latency.preset("novice")}
         check_invariants(state)
     some = np.array([True, True, False, False])
-    core.reset(state, some, np.arange(4), latency=[("expert", 100)] * 4)
+    core.reset(state, some, np.arange(4), latency=[("pro", 100)] * 4)
     assert len(state.latency_models) == 4  # rows 2, 3 still play the last two
     check_invariants(state)
 
@@ -102,7 +102,7 @@ def test_copies_and_public_tables_keep_each_game_s_models():
 def test_bad_latency_is_refused_naming_it_and_changes_nothing(latency, match):
     with pytest.raises(ValueError, match=match):
         core.init(CONFIG, 4, latency=latency)
-    state = core.init(CONFIG, 4, latency=[("expert", "novice")] * 4)
+    state = core.init(CONFIG, 4, latency=[("pro", "novice")] * 4)
     before = state.copy()
     with pytest.raises(ValueError, match=match):
         core.reset(state, np.ones(4, bool), np.arange(10, 14), latency=latency)
@@ -113,9 +113,9 @@ def test_bad_latency_is_refused_naming_it_and_changes_nothing(latency, match):
 
 def test_reset_reads_the_latency_of_the_rows_it_restarts_only():
     state = core.init(CONFIG, 3)
-    latency = np.array([["expert", "expert"], ["not a model", 0], ["novice", "novice"]], object)
+    latency = np.array([["pro", "pro"], ["not a model", 0], ["novice", "novice"]], object)
     core.reset(state, np.array([True, False, True]), np.arange(3), latency=latency)
-    assert core.row_config(state, 0).latency[0].name == "expert"
+    assert core.row_config(state, 0).latency[0].name == "pro"
     assert core.row_config(state, 2).latency[1].name == "novice"
     assert core.row_config(state, 1) is CONFIG
 

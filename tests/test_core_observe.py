@@ -20,7 +20,7 @@ CONFIGS = {
     "default": SpitConfig(max_game_ms=60_000),
     "points_hidden_no_autoflip": SpitConfig(scoring="points", target_points=40, observe_opponent_move=False,
                                             auto_flip=False, wrap_ranks=False, max_game_ms=60_000),
-    "asymmetric_latency": SpitConfig(latency=("expert", "novice"), max_rounds=4, max_game_ms=40_000),
+    "asymmetric_latency": SpitConfig(latency=("pro", "novice"), max_rounds=4, max_game_ms=40_000),
 }
 
 
@@ -124,7 +124,7 @@ def test_rows_is_a_deprecated_name_of_idx_for_one_release():
         core.observe(state, idx, rows=idx)
 
 
-@pytest.mark.parametrize("opponent", ["greedy", "racer@expert"])
+@pytest.mark.parametrize("opponent", ["greedy", "racer@pro"])
 def test_vec_env_observations_and_masks_are_the_full_views_learner_rows(opponent):
     """The VecEnv observes only the seats it needs; what it returns must still be the learner's
     row of the full observation and mask of every core state (two states with a profile whose

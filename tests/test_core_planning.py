@@ -16,7 +16,7 @@ from spit_env.testing import check_caches, check_invariants
 CONFIGS = {
     "default": SpitConfig(max_game_ms=120_000),
     "no_autoflip": SpitConfig(auto_flip=False, max_game_ms=120_000),
-    "hidden_moves": SpitConfig(observe_opponent_move=False, latency=("expert", "novice")),
+    "hidden_moves": SpitConfig(observe_opponent_move=False, latency=("pro", "novice")),
 }
 
 

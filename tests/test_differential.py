@@ -33,7 +33,7 @@ CONFIGS = [
                                          max_game_ms=20_000), 0.3, 0.03),
     ("points_small_target", SpitConfig(scoring="points", target_points=25, max_game_ms=50_000), 0.2, 0.02),
     ("points_one_round", SpitConfig(scoring="points", target_points=1, max_game_ms=60_000,
-                                    latency=("expert", "novice")), 0.3, 0.0),
+                                    latency=("pro", "novice")), 0.3, 0.0),
     ("uneven_deals", SpitConfig(max_game_ms=40_000, spit_delay_ms=0), 1.0, 0.03),
     ("ties_coin", SpitConfig(latency=(Latency.fixed(100), Latency.fixed(200)), wait_ms=100,
                              max_game_ms=30_000, max_rounds=3), 0.3, 0.05),
@@ -52,9 +52,9 @@ CONFIGS = [
 
 #: configs whose games each draw their seats' latency models from a pool (None: the config's)
 MIXED_LATENCY = {
-    "mixed_latency": ["expert", "club", "novice", Latency.fixed(150), Latency.normal(300, 80, 100),
+    "mixed_latency": ["pro", "club", "novice", Latency.fixed(150), Latency.normal(300, 80, 100),
                       Latency.lognormal(420, 60, 200), None],
-    "mixed_latency_ties": [Latency.fixed(100), Latency.fixed(200), 100, 300, "expert", None],
+    "mixed_latency_ties": [Latency.fixed(100), Latency.fixed(200), 100, 300, "pro", None],
 }
 
 _UNEVEN = (1, 5, 10, 14, 15, 16, 20, 26, 30, 37, 42, 47, 51)

@@ -66,11 +66,11 @@ def test_each_module_docstring_states_its_auto_reset_mode():
 
 def test_policy_registry_and_profiles():
     assert {"random", "greedy"} <= set(registered_policies())  # entry points, not yet imported
-    name, latency = parse_profile("greedy@expert")
-    assert (name, latency) == ("greedy", Latency.preset("expert"))
+    name, latency = parse_profile("greedy@pro")
+    assert (name, latency) == ("greedy", Latency.preset("pro"))
     assert parse_profile("greedy@250") == ("greedy", Latency.fixed(250))
     assert parse_profile("greedy") == ("greedy", None)
-    for bad in ("", "@expert", "greedy@", "a@b@c", "greedy@slow", 3):
+    for bad in ("", "@pro", "greedy@", "a@b@c", "greedy@slow", 3):
         with pytest.raises(ValueError, match="profile"):
             parse_profile(bad)
     with pytest.raises(ValueError, match="known policies"):
@@ -177,7 +177,7 @@ def test_every_bot_is_declared_as_an_entry_point_and_installed():
 
 def test_spit_env_finds_bots_without_importing_agents_first():
     code = ("import sys; from spit_env.policy import make_policy; "
-            "assert 'agents' not in sys.modules; print(type(make_policy('greedy@expert')).__name__)")
+            "assert 'agents' not in sys.modules; print(type(make_policy('greedy@pro')).__name__)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "GreedyBot"
@@ -214,7 +214,7 @@ def test_a_missing_or_shadowed_plugin_says_so(fake_entry_points):
     # a top-level module that exists but is not the plug-in's: another package shadows it
     fake_entry_points("shadowed", "json.spit_bots:Bot")
     with pytest.raises(policy.PolicyPluginError, match=r"'json' is found at .*shadows the plug-in"):
-        make_policy("shadowed@expert")
+        make_policy("shadowed@pro")
     fake_entry_points("constant", "math:pi")
     with pytest.raises(policy.PolicyPluginError, match="not callable"):
         make_policy("constant")

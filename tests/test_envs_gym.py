@@ -61,9 +61,9 @@ def test_every_observation_is_a_learner_decision_until_the_end():
 
 def test_profile_latency_replaces_the_opponent_seat_latency():
     for seat in (0, 1):
-        env = SpitGymEnv(opponent="greedy@expert", learner_seat=seat)
+        env = SpitGymEnv(opponent="greedy@pro", learner_seat=seat)
         env.reset(seed=0)
-        assert env.config.latency[1 - seat] == Latency.preset("expert")
+        assert env.config.latency[1 - seat] == Latency.preset("pro")
         assert env.config.latency[seat] == Latency.preset("club")
     env = SpitGymEnv(opponent="random@250", learner_seat="random")
     seats = set()

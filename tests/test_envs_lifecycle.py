@@ -45,7 +45,7 @@ CONFIGS = [
     SHORT.replace(illegal_action="raise"),
     TINY,
     TINY.replace(illegal_action="raise", auto_flip=False, wrap_ranks=False, scoring="points",
-                 target_points=5, tie_break="player_1", latency=("expert", Latency.fixed(200)),
+                 target_points=5, tie_break="player_1", latency=("pro", Latency.fixed(200)),
                  stall_timeout_ms=None, observe_opponent_move=False, win_on_empty_hand=True),
     SpitConfig(max_game_ms=4_000, stall_timeout_ms=300, wait_ms=40, spit_delay_ms=0,
                tie_break="player_0", latency=(Latency.normal(150, 40, 80), "novice")),
@@ -484,7 +484,7 @@ class AECLifecycle(SingleGame):
             assert self.env.agent_selection in self.env.agents
 
 
-OPPONENTS = ["random", uniform_legal, "greedy@expert", "racer@novice"]
+OPPONENTS = ["random", uniform_legal, "greedy@pro", "racer@novice"]
 
 
 class GymLifecycle(SingleGame):
@@ -765,7 +765,7 @@ class VecLifecycle(Lifecycle):
     @rule(data=st.data())
     def set_attr(self, data):
         name, value, ok = data.draw(st.sampled_from([
-            ("opponent", "random", True), ("opponent", "greedy@expert", True),
+            ("opponent", "random", True), ("opponent", "greedy@pro", True),
             ("opponent", "no_such_bot", False), ("skip_forced_waits", 1, True),
             ("skip_forced_waits", -1, False), ("my_level", 3, True), ("num_envs", 9, False),
             ("render_mode", "human", False), ("step", None, False), ("_seed", 1, False),

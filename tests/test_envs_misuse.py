@@ -124,11 +124,11 @@ GRID = [  # every flag of SpitConfig at each of its values at least once; "raise
         illegal_action="raise", auto_flip=False, wrap_ranks=False, observe_opponent_move=False,
         stall_timeout_ms=None, win_on_empty_hand=True, scoring="points", target_points=10,
         tie_break="player_0", latency=(Latency.fixed(150), Latency.lognormal(300, 80, 120)),
-        wait_ms=60, spit_delay_ms=0, max_rounds=3, max_game_ms=40_000), "greedy@expert"),
+        wait_ms=60, spit_delay_ms=0, max_rounds=3, max_game_ms=40_000), "greedy@pro"),
     ("wait_ties_to_player_1", SpitConfig(
         tie_break="player_1", latency=(100, Latency.normal(120, 30, 100)), wait_ms=100,
         stall_timeout_ms=400, win_on_empty_hand=True, max_rounds=2, max_game_ms=20_000), "racer"),
-    ("raise_tiny_games", TINY.replace(illegal_action="raise", latency=("expert", "novice")), None),
+    ("raise_tiny_games", TINY.replace(illegal_action="raise", latency=("pro", "novice")), None),
 ]
 
 

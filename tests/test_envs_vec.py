@@ -235,7 +235,7 @@ def _last_legal(obs, masks, rng):
     return (masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)).astype(np.int64)
 
 
-@pytest.mark.parametrize("latency", [None, "expert"])
+@pytest.mark.parametrize("latency", [None, "pro"])
 def test_rows_with_their_own_opponents_play_as_in_envs_of_one_opponent(latency):
     # Deterministic opponents and learner: each row of the mixed VecEnv must play the game it
     # would play in a VecEnv where every row has that row's opponent (until the first episode

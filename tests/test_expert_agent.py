@@ -2,7 +2,7 @@
 with its budgets, refuses bad budgets by name, takes the network's move as its reference, plays
 legal moves through every runner (environments, match library, tournament and replay CLIs, the
 terminal game), and a game's moves depend on that game alone; "expert" as a player name and as a
-latency preset ("expert@club", "racer@expert") never mix up."""
+latency preset ("expert@club", "racer@pro") never mix up."""
 
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ from agents import arena  # noqa: E402
 from agents.expert import NETWORK, PROFILES, ExpertBot  # noqa: E402
 from spit_env import core, streams  # noqa: E402
 from spit_env.config import SpitConfig  # noqa: E402
-from spit_env.latency import Latency  # noqa: E402
+from spit_env.latency import DEPRECATED_PRESETS, PRESETS, Latency  # noqa: E402
 from spit_env.policy import (  # noqa: E402
     apply_profile,
     call_policy,
     parse_profile,
+    register_policy,
     registered_policies,
 )
 
@@ -105,30 +106,30 @@ def test_a_bad_budget_is_refused_before_the_network_is_read():
         agents.make("expert", rollouts=0, path="no/such/model.zip")
 
 
-# --- "expert": a player and a latency preset -----------------------------------------------------
+# --- "expert": a player, and the old name of the "pro" latency preset -----------------------------
 def test_expert_the_player_and_expert_the_latency_never_mix_up():
     assert parse_profile("expert") == ("expert", None)
     assert parse_profile("expert@club") == ("expert", Latency.preset("club"))
-    assert parse_profile("racer@expert") == ("racer", Latency.preset("expert"))
-    assert parse_profile("expert@expert") == ("expert", Latency.preset("expert"))
+    assert parse_profile("racer@pro") == ("racer", Latency.preset("pro"))
+    assert parse_profile("expert@pro") == ("expert", Latency.preset("pro"))
     player = arena.Player.parse("expert-fast@club")
     assert (player.policy, player.latency.name) == ("expert-fast", "club")
-    player = arena.Player.parse("racer@expert")
-    assert (player.policy, player.latency.name) == ("racer", "expert")
+    player = arena.Player.parse("racer@pro")
+    assert (player.policy, player.latency.name) == ("racer", "pro")
     # seated: the latency lands in the seat's config, the bot is the named one
     bot, config = apply_profile("expert@club", SpitConfig(latency="novice"), 1, **TINY)
     assert isinstance(bot, ExpertBot) and config.latency[1].name == "club"
     assert config.latency[0].name == "novice"
-    racer, config = apply_profile("racer@expert", SpitConfig(), 0)
-    assert type(racer).__name__ == "RacerBot" and config.latency[0].name == "expert"
-    assert racer.latency.name == "expert"  # the racer believes its seat's latency
+    racer, config = apply_profile("racer@pro", SpitConfig(), 0)
+    assert type(racer).__name__ == "RacerBot" and config.latency[0].name == "pro"
+    assert racer.latency.name == "pro"  # the racer believes its seat's latency
     # the order swapped: the error says which part is which
-    with pytest.raises(ValueError, match="racer@expert"):
+    with pytest.raises(ValueError, match="racer@pro"):
         parse_profile("expert@racer")
     with pytest.raises(ValueError, match="did you mean 'expert@club'"):
         agents.make("club@expert")
     with pytest.raises(ValueError, match="unknown policy 'nobody'"):
-        agents.make("nobody@expert")
+        agents.make("nobody@pro")
 
 
 # --- the reference move is the network's ----------------------------------------------------------
@@ -201,12 +202,12 @@ def test_the_expert_is_an_opponent_of_every_environment():
         _, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
         done = term or trunc
     venv = spit_env.SpitVecEnv(4, opponent="expert-fast@club",
-                               config=SpitConfig(max_game_ms=5_000, latency="expert"), seed=3)
+                               config=SpitConfig(max_game_ms=5_000, latency="pro"), seed=3)
     venv.reset()
     for i in range(4):
         latency = venv.duel.row_config(i).latency
         seat = venv.learner_seats[i]
-        assert (latency[1 - seat].name, latency[seat].name) == ("club", "expert")
+        assert (latency[1 - seat].name, latency[seat].name) == ("club", "pro")
     rng = np.random.default_rng(0)
     for _ in range(30):
         masks = venv.action_masks()
@@ -216,7 +217,7 @@ def test_the_expert_is_an_opponent_of_every_environment():
 def test_the_expert_plays_the_learner_seat_and_the_agents_of_pettingzoo():
     bot = ExpertBot(**TINY, rollout_policy=NETWORK)
     rng = np.random.default_rng(0)
-    venv = spit_env.SpitVecEnv(4, opponent="racer@expert", config=SHORT, seed=5)
+    venv = spit_env.SpitVecEnv(4, opponent="racer@pro", config=SHORT, seed=5)
     obs = venv.reset()
     for _ in range(20):
         actions = call_policy(bot, obs, venv.action_masks(), venv.learner_rng(),
@@ -240,7 +241,7 @@ def test_the_expert_plays_the_learner_seat_and_the_agents_of_pettingzoo():
                                                wrap_ranks=False, observe_opponent_move=False)])
 def test_the_expert_plays_whole_games_in_the_match_library(config):
     expert = arena.Player("expert-small", "expert", None, dict(TINY, rollout_policy=NETWORK))
-    res = arena.run_games(expert, "racer@expert", np.arange(3), config=config, batch_size=3)
+    res = arena.run_games(expert, "racer@pro", np.arange(3), config=config, batch_size=3)
     assert (res["steps"] > 0).all()  # call_policy checked every move
 
 
@@ -253,10 +254,10 @@ def test_the_tournament_and_replay_clis_play_the_expert(tmp_path, monkeypatch, c
     # a tiny budget under a name of its own, so the CLIs play it in a second
     monkeypatch.setitem(policy._REGISTRY, "expert-tiny",
                         lambda **kw: ExpertBot(**{**TINY, "rollout_policy": NETWORK, **kw}))
-    out = tournament.main(["--players", "expert-tiny,racer@expert", "--games", "1", "--quiet",
+    out = tournament.main(["--players", "expert-tiny,racer@pro", "--games", "1", "--quiet",
                            "--json", str(tmp_path / "t.json")])
     (row,) = out["tournament"]["pairings"]
-    assert (row["a"], row["b"], row["games"]) == ("expert-tiny", "racer@expert", 2)
+    assert (row["a"], row["b"], row["games"]) == ("expert-tiny", "racer@pro", 2)
     page = tmp_path / "r.html"
     record = replay.main(["--players", "expert-tiny@club,racer", "--json",
                           str(tmp_path / "r.json"), "--out", str(page), "--quiet"])
@@ -264,7 +265,7 @@ def test_the_tournament_and_replay_clis_play_the_expert(tmp_path, monkeypatch, c
     assert replay_lib.check(replay_lib.load(tmp_path / "r.json")) == len(record["steps"]) + 1
     with pytest.raises(SystemExit):
         tournament.main(["--players", "expert@racer,racer", "--games", "1"])
-    assert "racer@expert" in capsys.readouterr().err
+    assert "racer@pro" in capsys.readouterr().err
 
 
 def test_the_expert_plays_against_a_human():
@@ -273,3 +274,16 @@ def test_the_expert_plays_against_a_human():
     game = RealtimeGame("expert-fast@club", seed=1, tick_ms=25)
     events = game.advance(4000.0)
     assert any(e["type"] == "play" and e["player"] == 1 for e in events), "the expert plays"
+
+
+def test_the_old_preset_name_still_reads_with_a_warning_and_no_player_takes_a_preset_name():
+    with pytest.warns(DeprecationWarning, match="'pro'"):
+        assert Latency.parse("expert") == Latency.preset("pro")
+    with pytest.warns(DeprecationWarning):
+        assert parse_profile("racer@expert") == ("racer", Latency.preset("pro"))
+    # a name is a player or a preset, never both (the old alias "expert" is the player's now)
+    assert not set(PRESETS) & set(registered_policies())
+    for name in PRESETS:
+        with pytest.raises(ValueError, match="latency preset"):
+            register_policy(name, lambda **kw: None)
+    assert set(registered_policies()) >= set(DEPRECATED_PRESETS)  # why the preset was renamed

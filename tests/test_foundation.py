@@ -39,8 +39,8 @@ def test_bad_config_field_names_the_field(field, value):
 
 
 def test_config_latency_forms_and_replace():
-    c = SpitConfig(latency=("expert", 200))
-    assert c.latency[0] == Latency.preset("expert") and c.latency[1] == Latency.fixed(200)
+    c = SpitConfig(latency=("pro", 200))
+    assert c.latency[0] == Latency.preset("pro") and c.latency[1] == Latency.fixed(200)
     assert SpitConfig(latency="novice").latency == (Latency.preset("novice"),) * 2
     assert c.replace(wait_ms=7).wait_ms == 7
     with pytest.raises(ValueError, match="unknown"):
@@ -54,7 +54,7 @@ def test_config_latency_forms_and_replace():
     lambda: Latency.fixed(0), lambda: Latency.fixed(-3), lambda: Latency.fixed(2.5),
     lambda: Latency.normal(-1, 10), lambda: Latency.normal(100, -1),
     lambda: Latency.normal(100, 10, min_ms=0), lambda: Latency.lognormal(0, 10),
-    lambda: Latency.lognormal(100, float("nan")), lambda: Latency.preset("pro"),
+    lambda: Latency.lognormal(100, float("nan")), lambda: Latency.preset("elite"),
     lambda: Latency.parse(None), lambda: Latency.fixed(True),
 ])
 def test_bad_latency_raises(make):
@@ -64,7 +64,7 @@ def test_bad_latency_raises(make):
 
 def test_unknown_preset_names_the_choices():
     with pytest.raises(ValueError, match="club"):
-        Latency.preset("pro")
+        Latency.preset("elite")
 
 
 @pytest.mark.parametrize("model", [
@@ -82,7 +82,7 @@ def test_latency_table_is_monotone_and_floored(model):
 
 def test_presets_are_ordered_and_fixed_is_exact():
     means = {n: Latency.preset(n).table.mean() for n in PRESETS}
-    assert means["expert"] < means["club"] < means["novice"]
+    assert means["pro"] < means["club"] < means["novice"]
     assert set(Latency.fixed(77).table.tolist()) == {77}
     assert Latency.parse("120") == Latency.fixed(120) and Latency.parse("club").name == "club"
 

@@ -41,7 +41,7 @@ SMALL = 25_000
 MAX_FAILURES = 20  # a run stops after this many failed cases
 #: each target's share of the game-steps (the core is where the batch runs fast)
 SHARES = {"core": 0.86, "vec": 0.08, "gym": 0.02, "parallel": 0.02, "aec": 0.02}
-OPPONENTS = [uniform_legal, "random", "greedy", "chain", "racer", "greedy@expert", "racer@novice",
+OPPONENTS = [uniform_legal, "random", "greedy", "chain", "racer", "greedy@pro", "racer@novice",
              "chain@250"]
 BAD_ACTIONS = [-1, 23, 99, 1.0, "1", None, True, np.float32(3.0), [2]]
 
@@ -54,7 +54,7 @@ class Refused(AssertionError):
 def random_latency(rng):
     kind = int(rng.integers(6))
     if kind == 0:
-        return str(rng.choice(["expert", "club", "novice"]))
+        return str(rng.choice(["pro", "club", "novice"]))
     if kind == 1:
         return Latency.fixed(int(rng.choice([1, 2, 50, 100, 333, 1_000, 20_000])))
     if kind == 2:

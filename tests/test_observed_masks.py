@@ -20,7 +20,7 @@ from spit_env.observation import RULE_OPTIONS, observed_masks, rule_options
 #: the values each field of SpitConfig that is not a bool is tried at, one field at a time (a
 #: bool field is toggled): every field must be here or a bool (test_every_field_is_varied)
 VARIANTS = {
-    "latency": [Latency.fixed(1), ("expert", "novice"), (Latency.normal(150, 40, 100), 900)],
+    "latency": [Latency.fixed(1), ("pro", "novice"), (Latency.normal(150, 40, 100), 900)],
     "wait_ms": [1, 2_000],
     "spit_delay_ms": [0, 5_000],
     "tie_break": list(TIE_BREAKS),

@@ -96,7 +96,7 @@ def test_the_planner_needs_the_public_table_of_the_same_rows():
 def test_planner_plays_whole_games_in_the_tournament(config):
     config = config.replace(max_game_ms=20_000)
     seat0 = arena.Player("planner-small", "planner", None, SMALL)
-    res = arena.run_games(seat0, "greedy@expert", np.arange(4), config=config, batch_size=4)
+    res = arena.run_games(seat0, "greedy@pro", np.arange(4), config=config, batch_size=4)
     assert (res["steps"] > 0).all()  # every game ran to its end (call_policy checked every move)
 
 
@@ -110,14 +110,14 @@ def test_planner_is_an_environment_opponent():
         done = term or trunc
     # an opponent profile with a random learner seat: the games of one batch differ in which
     # seat has the profile's latency, and the planner plans each game at its own latencies
-    venv = spit_env.SpitVecEnv(4, opponent="planner-fast@expert", config=SpitConfig(max_game_ms=20_000),
+    venv = spit_env.SpitVecEnv(4, opponent="planner-fast@pro", config=SpitConfig(max_game_ms=20_000),
                                seed=3)
     venv.reset()
     seats = venv.learner_seats
     assert set(seats.tolist()) == {0, 1}
     for i in range(4):
         latency = venv.duel.row_config(i).latency
-        assert (latency[1 - seats[i]].name, latency[seats[i]].name) == ("expert", "club")
+        assert (latency[1 - seats[i]].name, latency[seats[i]].name) == ("pro", "club")
     table = venv.public_table()
     assert all(core.row_config(table.state, i) == venv.duel.row_config(i) for i in range(4))
     rng = np.random.default_rng(0)
@@ -129,7 +129,7 @@ def test_planner_is_an_environment_opponent():
 def test_planner_plays_the_learner_seat_from_the_environments_public_table():
     planner = PlannerBot(**SMALL)
     rng = np.random.default_rng(0)
-    venv = spit_env.SpitVecEnv(6, opponent="greedy@expert", config=SpitConfig(max_game_ms=20_000), seed=5)
+    venv = spit_env.SpitVecEnv(6, opponent="greedy@pro", config=SpitConfig(max_game_ms=20_000), seed=5)
     obs = venv.reset()
     for _ in range(25):
         actions = call_policy(planner, obs, venv.action_masks(), rng, table=venv.public_table())
@@ -240,7 +240,7 @@ def test_planner_is_a_behaviour_cloning_teacher():
 
     # a profile opponent with another latency and a random learner seat: the rows' seats play
     # at different latencies in one core state
-    _, _, env = make_training_env(num_envs=8, groups=2, opponent="greedy@expert", seed=1,
+    _, _, env = make_training_env(num_envs=8, groups=2, opponent="greedy@pro", seed=1,
                                   learner_seat="random", reward="game", episode="game", shaping=0.0,
                                   skip_forced_waits=True, truncation_reward=-1.0)
     data = collect_teacher_data(env, make_policy("planner-fast"), 150, {"mask_wait": False})

@@ -57,7 +57,7 @@ def test_the_bot_moves_while_the_human_waits():
 
 
 def test_states_are_shown_only_when_their_time_has_come():
-    game = RealtimeGame("racer@expert", seed=2)
+    game = RealtimeGame("racer@pro", seed=2)
     wall = 0.0
     for _ in range(400):
         wall += 7.0
@@ -193,14 +193,14 @@ def test_reaction_summary_sets_the_human_beside_the_presets():
     fast = [Reaction(1, 0, 0, r) for r in (250, 280, 300, 320, 350)]
     summary = reaction_summary(fast, motor_ms=50)
     assert summary["moves"] == 5 and summary["median_ms"] == 350
-    assert summary["closest_median"] == summary["closest_mean"] == "expert"
-    assert set(summary["presets"]) == {"expert", "club", "novice"}
-    assert summary["presets"]["expert"]["median_ms"] < summary["presets"]["club"]["median_ms"]
+    assert summary["closest_median"] == summary["closest_mean"] == "pro"
+    assert set(summary["presets"]) == {"pro", "club", "novice"}
+    assert summary["presets"]["pro"]["median_ms"] < summary["presets"]["club"]["median_ms"]
     assert reaction_summary([], 50)["closest_median"] is None
     # a few slow moves pull the mean up, not the median: each statistic names its own preset
     skewed = [Reaction(1, 0, 0, r) for r in (280, 290, 300, 310, 320, 330, 340, 3000, 3500)]
     summary = reaction_summary(skewed, motor_ms=50)
-    assert summary["closest_median"] == "expert" and summary["closest_mean"] == "novice"
+    assert summary["closest_median"] == "pro" and summary["closest_mean"] == "novice"
     game = RealtimeGame("greedy", seed=5)
     game.reactions.extend(skewed)
     text = "\n".join(summary_lines(game))
@@ -562,7 +562,7 @@ def test_the_end_screen_fits_the_latencies_saves_the_profile_and_says_how_to_use
             assert "Your latency profile over 40 moves" in text and "closest preset:" in text
             assert f"Saved your profile: {tmp_path / 'me.json'}" in text
             assert f"--players greedy@{tmp_path / 'me.json'},greedy@club" in text
-            for row in ("you", "expert", "club", "novice"):
+            for row in ("you", "pro", "club", "novice"):
                 assert f"  {row:<7}│" in text, "a density row per model"
             svg = app.save_screenshot("terminal_end.svg", str(tmp_path))
             await pilot.press("q")

@@ -280,8 +280,8 @@ def test_a_sitting_pools_its_games_into_one_fitted_profile_saved_at_each_end(tmp
         assert ends[0]["fit"] is None and "a profile needs at least 10" in ends[0]["why_not"]
         assert ends[1]["fit"]["n"] == 10 and ends[2]["fit"]["n"] == 15
         assert ends[2]["profile_path"] == str(profile) and profile.is_file()
-        assert ends[2]["closest"] in ("expert", "club", "novice")
-        assert set(ends[2]["density"]) == {"ms", "you", "expert", "club", "novice"}
+        assert ends[2]["closest"] in ("pro", "club", "novice")
+        assert set(ends[2]["density"]) == {"ms", "you", "pro", "club", "novice"}
         from spit_env import Latency
 
         pooled = ends[2]["latencies_ms"]

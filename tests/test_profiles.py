@@ -19,7 +19,7 @@ from spit_env.envs.vec import SpitVecEnv
 from spit_env.policy import apply_profile, register_policy, seat_profile
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPERT, CLUB, NOVICE = (Latency.preset(n) for n in ("expert", "club", "novice"))
+EXPERT, CLUB, NOVICE = (Latency.preset(n) for n in ("pro", "club", "novice"))
 
 
 class SpyRacer(RacerBot):
@@ -41,11 +41,11 @@ def spy():
 
 
 def test_apply_profile_tells_the_bot_its_seat_latency():
-    bot, config = apply_profile("racer@expert", SpitConfig(), 1)
+    bot, config = apply_profile("racer@pro", SpitConfig(), 1)
     assert config.latency == (CLUB, EXPERT)
     assert bot.latency == EXPERT
     # a bare name believes the config's latency of its seat, whichever seat
-    two = SpitConfig(latency=("novice", "expert"))
+    two = SpitConfig(latency=("novice", "pro"))
     assert apply_profile("racer", two, 0)[0].latency == NOVICE
     assert apply_profile("racer", two, 1)[0].latency == EXPERT
     # what it believes of the opponent stays its own
@@ -62,7 +62,7 @@ def test_apply_profile_tells_the_bot_its_seat_latency():
 
 
 def test_gymnasium_opponent_believes_its_profile():
-    env = gymnasium.make("Spit-v0", opponent="racer@expert", learner_seat=0)
+    env = gymnasium.make("Spit-v0", opponent="racer@pro", learner_seat=0)
     env.reset(seed=0)
     duel = env.unwrapped.duel
     assert env.unwrapped.config.latency[1] == EXPERT  # its moves land at expert latency
@@ -75,7 +75,7 @@ def test_gymnasium_opponent_believes_its_profile():
 
 
 def test_vec_env_opponents_believe_their_profiles_row_by_row():
-    venv = SpitVecEnv(4, opponent="racer@expert", learner_seat=0, seed=0)
+    venv = SpitVecEnv(4, opponent="racer@pro", learner_seat=0, seed=0)
     venv.reset()
     assert venv.config.latency[1] == EXPERT
     assert venv.duel.policy.latency == EXPERT
@@ -90,7 +90,7 @@ def test_vec_env_opponents_believe_their_profiles_row_by_row():
 def test_random_learner_seat_seats_the_opponent_once_per_seat():
     """With the learner's seat drawn per game and seats of different latencies, the opponent in
     seat 0 believes seat 0's latency and the one in seat 1 seat 1's, in the games played too."""
-    config = SpitConfig(latency=("novice", "expert"))
+    config = SpitConfig(latency=("novice", "pro"))
     venv = SpitVecEnv(64, opponent="racer", learner_seat="random", config=config, seed=0)
     seated = venv.duel._opponents[0][1]
     assert seated[0].latency == NOVICE and seated[1].latency == EXPERT
@@ -111,8 +111,8 @@ def test_seat_profile_is_the_one_writer_of_a_seat_latency():
     """A profile is parsed once and its latency written into its seat; a player's latency kept
     apart from its name (agents.arena.Player) is written by the same function."""
     base = SpitConfig(latency="novice")
-    assert seat_profile("racer@expert", base, 1) == ("racer", SpitConfig(latency=("novice", "expert")))
-    assert seat_profile("racer", base, 0, EXPERT) == ("racer", SpitConfig(latency=("expert", "novice")))
+    assert seat_profile("racer@pro", base, 1) == ("racer", SpitConfig(latency=("novice", "pro")))
+    assert seat_profile("racer", base, 0, EXPERT) == ("racer", SpitConfig(latency=("pro", "novice")))
     greedy = GreedyBot()
     for spec in ("racer", greedy):
         name, config = seat_profile(spec, base, 1)
@@ -125,15 +125,15 @@ def test_seat_profile_is_the_one_writer_of_a_seat_latency():
     with pytest.raises(ValueError, match="profile"):
         seat_profile("racer@fast", base, 0)
     # the match library's players seat their latency through it, as a profile would
-    parsed = arena.Player.parse("racer@expert")
+    parsed = arena.Player.parse("racer@pro")
     for s in (0, 1):
         policy, config = parsed.take_seat(base, s)
-        bot, want = apply_profile("racer@expert", base, s)
+        bot, want = apply_profile("racer@pro", base, s)
         assert config == want and policy.latency == bot.latency == EXPERT
 
 
 def test_arena_players_believe_their_profiles():
-    match = arena.Match("racer@expert", "racer", [0, 1], config=SpitConfig(latency="novice"))
+    match = arena.Match("racer@pro", "racer", [0, 1], config=SpitConfig(latency="novice"))
     assert match.config.latency == (EXPERT, NOVICE)
     assert [p.latency for p in match.policies] == [EXPERT, NOVICE]
     study = arena.Player("fast", "racer", arena.study_latency(300))
@@ -152,14 +152,14 @@ class _Fixed:
 
 
 def test_arena_games_play_as_a_racer_built_with_that_belief():
-    """The games of "racer@expert" are those of a racer constructed believing expert in a seat at
+    """The games of "racer@pro" are those of a racer constructed believing expert in a seat at
     expert latency, not those of one believing club: the belief reaches the games."""
-    for name in ("expert", "club"):
+    for name in ("pro", "club"):
         register_policy(f"racer-believing-{name}", lambda n=name: _Fixed(n), overwrite=True)
-    ids, config = np.arange(6), SpitConfig(latency=("expert", "club"))
+    ids, config = np.arange(6), SpitConfig(latency=("pro", "club"))
     kw = dict(seed=3, batch_size=3)
-    via_profile = arena.run_games("racer@expert", "greedy", ids, **kw)
-    expert = arena.run_games("racer-believing-expert", "greedy", ids, config=config, **kw)
+    via_profile = arena.run_games("racer@pro", "greedy", ids, **kw)
+    expert = arena.run_games("racer-believing-pro", "greedy", ids, config=config, **kw)
     club = arena.run_games("racer-believing-club", "greedy", ids, config=config, **kw)
     for key in ("winner", "steps", "clock_ms"):
         np.testing.assert_array_equal(via_profile[key], expert[key])
@@ -170,11 +170,11 @@ def test_replay_and_realtime_bots_believe_their_profiles(spy):
     from experiments.realtime.engine import RealtimeGame
     from experiments.replay import play_game
 
-    record = play_game(["spy-racer@expert", "spy-racer"], seed=1,
+    record = play_game(["spy-racer@pro", "spy-racer"], seed=1,
                        config=SpitConfig(latency="novice", max_game_ms=20_000))
     assert spy == [EXPERT, NOVICE]
     assert SpitConfig.from_dict(record["config"]).latency == (EXPERT, NOVICE)
-    game = RealtimeGame("spy-racer@expert", human_seat=0)
+    game = RealtimeGame("spy-racer@pro", human_seat=0)
     assert spy[-1] == EXPERT and game.policy.latency == EXPERT
     assert game.config.latency[1] == EXPERT
     # the human's seat: a fixed motor time, the other rules as given
@@ -189,7 +189,7 @@ def test_planner_rollout_seats_believe_the_config(spy):
 
     planner = PlannerBot(rollouts=2, horizon_ms=500, rollout_policy="spy-racer")
     env = gymnasium.make("Spit-v0", opponent=planner, learner_seat=0,
-                         config=SpitConfig(latency=("expert", "novice"), max_game_ms=20_000))
+                         config=SpitConfig(latency=("pro", "novice"), max_game_ms=20_000))
     env.reset(seed=0)
     for _ in range(30):
         mask = env.unwrapped.action_masks()

@@ -266,9 +266,9 @@ def test_every_env_path_plays_the_runs_config(mode, vector_env):
     from spit_env import SpitConfig
 
     # no field at its default that the envs would play differently
-    game = SpitConfig(latency="expert", max_game_ms=12_345, illegal_action="raise",
+    game = SpitConfig(latency="pro", max_game_ms=12_345, illegal_action="raise",
                       wrap_ranks=False, max_rounds=7, stall_timeout_ms=None)
-    args = Args(mode=mode, vector_env=vector_env, latency="expert", num_env_runners=0,
+    args = Args(mode=mode, vector_env=vector_env, latency="pro", num_env_runners=0,
                 num_envs_per_runner=2, hiddens=(8,))
     # (RLlib's own env check steps random moves, which illegal_action="raise" refuses)
     config = build_config(args, game).environment(disable_env_checking=True)
@@ -288,7 +288,7 @@ def test_the_bot_mode_refuses_seats_of_two_latencies():
     from spit_env import SpitConfig
 
     with pytest.raises(ValueError, match="both seats need one latency"):
-        build_config(Args(vector_env=False), SpitConfig(latency=("expert", "club")))
+        build_config(Args(vector_env=False), SpitConfig(latency=("pro", "club")))
 
 
 # --- training with RLlib, then the checkpoint as a bot --------------------------------------------
@@ -561,7 +561,7 @@ def test_ray_tournament_equals_the_local_one():
     from experiments.cluster.connect import ray_session
     from experiments.cluster.tasks import run_jobs_on_ray
 
-    players = ["random", "greedy@expert"]
+    players = ["random", "greedy@pro"]
     kw = dict(seed=4, chunk=7, batch_size=8, show_progress=False)  # 20 deals: chunks 7, 7, 6
     local = arena.round_robin(players, 20, **kw)
     seen = []
@@ -576,7 +576,7 @@ def test_ray_tournament_equals_the_local_one():
     # 3 chunks x 2 seat orders, each task reported with its games
     assert sorted(seen) == sorted([7, 7, 6] * 2) and sum(seen) == 2 * 20
     # and the chunks change nothing: the same deals in one piece, in other batches, agree
-    whole = arena.play_pairing("random", "greedy@expert", 20, seed=4, batch_size=3)
+    whole = arena.play_pairing("random", "greedy@pro", 20, seed=4, batch_size=3)
     assert asdict(whole) == local["pairings"][0]
 
 

@@ -16,7 +16,7 @@ from spit_env.reference import ReferenceGame
 
 configs = st.builds(
     SpitConfig,
-    latency=st.sampled_from([("expert", "novice"), 200, (Latency.fixed(150), Latency.fixed(150))]),
+    latency=st.sampled_from([("pro", "novice"), 200, (Latency.fixed(150), Latency.fixed(150))]),
     wait_ms=st.sampled_from([50, 150]),
     spit_delay_ms=st.sampled_from([0, 500]),
     tie_break=st.sampled_from(["coin", "player_0", "player_1"]),

@@ -20,7 +20,7 @@ from spit_env import SpitConfig, core, replay, rules
 from spit_env.replay.html import card_label, marks_of, moves_of, replay_html, write_html
 
 GAMES = [  # (players, config, seed, game): bots, profiles, other rules
-    (("racer", "greedy@expert"), SpitConfig(), 7, 0),
+    (("racer", "greedy@pro"), SpitConfig(), 7, 0),
     (("random", "chain"), SpitConfig(max_game_ms=60_000), 3, 2),
     (("greedy", "racer@novice"), SpitConfig(auto_flip=False, scoring="points", target_points=40), 1, 5),
 ]
@@ -51,15 +51,15 @@ def test_record_survives_json_and_is_the_game_of_its_seed(records, tmp_path):
     # the same game as game 0 of seed 7 on the core: same deal, same start
     state = core.init(SpitConfig.from_dict(record["config"]), 1, 7, first_game=0)
     assert core.snapshot(state, 0) == record["initial"]
-    assert [p["name"] for p in record["players"]] == ["racer", "greedy@expert"]
-    assert record["players"][1]["latency"] == "expert"
+    assert [p["name"] for p in record["players"]] == ["racer", "greedy@pro"]
+    assert record["players"][1]["latency"] == "pro"
 
 
 def test_a_row_with_latencies_of_its_own_records_them_and_rebuilds():
     # a batch whose rows play at other latencies than the config's: the record of row 2 carries
     # that row's latencies (config and players), so it rebuilds alone
     config = SpitConfig(max_game_ms=20_000)
-    latency = [(None, None), ("expert", 250), ("novice", "expert")]
+    latency = [(None, None), ("pro", 250), ("novice", "pro")]
     state = core.init(config, 3, 4, latency=latency)
     recorder = replay.Recorder(state, ["a", "b"], row=2)
     rng = np.random.default_rng(1)
@@ -69,12 +69,12 @@ def test_a_row_with_latencies_of_its_own_records_them_and_rebuilds():
         state, out = core.step(state, acts, events=True)
         recorder.add(acts[2], state, out)
     record = recorder.record()
-    assert [m["name"] for m in record["config"]["latency"]] == ["novice", "expert"]
-    assert [p["latency"] for p in record["players"]] == ["novice", "expert"]
+    assert [m["name"] for m in record["config"]["latency"]] == ["novice", "pro"]
+    assert [p["latency"] for p in record["players"]] == ["novice", "pro"]
     assert SpitConfig.from_dict(record["config"]) == core.row_config(state, 2)
     assert replay.check(record) == len(record["steps"]) + 1
     other = replay.Recorder(core.init(config, 3, 4, latency=latency), ["a", "b"], row=1)
-    assert [p["latency"] for p in other.players] == ["expert", "250ms"]
+    assert [p["latency"] for p in other.players] == ["pro", "250ms"]
 
 
 def test_deal_of_reads_back_the_deal_the_game_started_with():
@@ -134,7 +134,7 @@ def test_load_names_the_problem(tmp_path, records):
 def test_config_from_dict_is_the_inverse_of_to_dict():
     from spit_env import Latency
 
-    for config in (SpitConfig(), SpitConfig(latency=("expert", 250), wait_ms=20, tie_break="player_1"),
+    for config in (SpitConfig(), SpitConfig(latency=("pro", 250), wait_ms=20, tie_break="player_1"),
                    SpitConfig(latency=(Latency.normal(400, 50, 100), Latency.lognormal(300, 90, 120)))):
         assert SpitConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
     with pytest.raises(ValueError, match="unknown SpitConfig field"):
@@ -233,7 +233,7 @@ def test_page_rejects_a_record_of_another_version(records):
 # --- the script ----------------------------------------------------------------------------------
 def test_script_writes_json_and_html_and_redraws_a_saved_record(tmp_path, capsys):
     page, data = tmp_path / "g.html", tmp_path / "g.json"
-    record = replay_main(["--players", "greedy,chain@expert", "--seed", "4", "--game", "1",
+    record = replay_main(["--players", "greedy,chain@pro", "--seed", "4", "--game", "1",
                           "--out", str(page), "--json", str(data), "--quiet"])
     assert replay.load(data) == json.loads(json.dumps(record))
     assert _page_data(page.read_text())["record"] == json.loads(json.dumps(record))
@@ -275,9 +275,9 @@ def test_a_trained_model_plays_by_its_path(tmp_path):
     model = MaskablePPO("MlpPolicy", SpitVecEnv(2, opponent="random", seed=0), n_steps=32, batch_size=32,
                         seed=0, device="cpu")
     model.save(tmp_path / "model.zip")  # untrained: it plays, badly
-    spec = str(tmp_path / "model.zip") + "@expert"
+    spec = str(tmp_path / "model.zip") + "@pro"
     record = play_game((spec, "greedy"), config=SpitConfig(max_game_ms=60_000), seed=2)
-    assert record["players"][0] == {"name": spec, "latency": "expert"}
+    assert record["players"][0] == {"name": spec, "latency": "pro"}
     assert replay.check(record) == len(record["steps"]) + 1
     res = _run("--players", f"racer,{tmp_path / 'missing' / 'model.zip'}", "--out",
                str(tmp_path / "x.html"))

@@ -24,7 +24,7 @@ from spit_env.replay.html import card_label, moves_of, write_html
 
 @pytest.fixture(scope="module")
 def record():
-    return play_game(("racer", "greedy@expert"), seed=7, game_id=0)
+    return play_game(("racer", "greedy@pro"), seed=7, game_id=0)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def _scrub(page, frame: int) -> None:
 
 # --- tests ---------------------------------------------------------------------------------------
 def test_page_loads_offline_without_console_errors(page, record, page_file):
-    assert page.title() == "Spit replay: racer vs greedy@expert"
+    assert page.title() == "Spit replay: racer vs greedy@pro"
     assert int(page.get_attribute("body", "data-frames")) == len(record["steps"]) + 1
     table = page.evaluate(_READ_TABLE)
     assert table["frame"] == 0

@@ -132,7 +132,7 @@ def test_row_streams_draw_per_row_and_fall_back_to_a_shared_generator():
 
 
 # --- the match library: a game is the same in any batch, job, chunk or runner ---------------------
-PLAYERS = ("greedy", "random", "racer@expert", "chain@250")
+PLAYERS = ("greedy", "random", "racer@pro", "chain@250")
 GAME_CONFIG = SpitConfig(max_game_ms=20_000)  # short games: many of them end truncated
 FIELDS = ("winner", "truncated", "steps", "decisions", "rounds", "clock_ms")
 
@@ -173,11 +173,11 @@ def test_a_pairing_is_the_same_in_one_piece_in_chunks_and_beside_others():
     from agents import arena
 
     kw = dict(config=GAME_CONFIG, seed=7)
-    alone = asdict(arena.play_pairing("racer@expert", "greedy", 10, batch_size=256, **kw))
-    assert asdict(arena.play_pairing("racer@expert", "greedy", 10, batch_size=4, chunk=4,
+    alone = asdict(arena.play_pairing("racer@pro", "greedy", 10, batch_size=256, **kw))
+    assert asdict(arena.play_pairing("racer@pro", "greedy", 10, batch_size=4, chunk=4,
                                      **kw)) == alone
-    together = arena.play_pairings([("random", "chain"), ("racer@expert", "greedy"),
-                                    ("greedy", "racer@expert")], 10, batch_size=8, **kw)
+    together = arena.play_pairings([("random", "chain"), ("racer@pro", "greedy"),
+                                    ("greedy", "racer@pro")], 10, batch_size=8, **kw)
     assert asdict(together[1]) == alone
     swapped = together[2]  # the same games seen from the other side
     assert (swapped.wins_a, swapped.wins_b) == (alone["wins_b"], alone["wins_a"])

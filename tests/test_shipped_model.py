@@ -103,7 +103,7 @@ def test_environments_and_tournament_take_the_network_by_either_name():
     from spit_env import SpitConfig, SpitVecEnv
     from spit_env.policy import uniform_legal_actions
 
-    env = SpitVecEnv(num_envs=4, opponent="network@expert", seed=0)
+    env = SpitVecEnv(num_envs=4, opponent="network@pro", seed=0)
     env.reset()
     rng = np.random.default_rng(0)
     for _ in range(20):

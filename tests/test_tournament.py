@@ -12,14 +12,14 @@ from experiments import tournament as T
 
 def test_command_line_writes_every_output(tmp_path):
     out = T.main([
-        "--players", "random,greedy@expert", "--games", "2", "--batch", "4", "--quiet",
+        "--players", "random,greedy@pro", "--games", "2", "--batch", "4", "--quiet",
         "--json", str(tmp_path / "t.json"), "--csv", str(tmp_path / "t.csv"),
         "--heatmap", str(tmp_path / "t.png"), "--latency-study", "greedy",
         "--latency-grid", "400,600", "--latency-games", "1",
         "--latency-json", str(tmp_path / "l.json"), "--latency-plot", str(tmp_path / "l.png"),
     ])
     saved = json.loads((tmp_path / "t.json").read_text())
-    assert saved["players"] == ["random", "greedy@expert"] == out["tournament"]["players"]
+    assert saved["players"] == ["random", "greedy@pro"] == out["tournament"]["players"]
     assert saved["pairings"][0]["games"] == 4
     assert (tmp_path / "t.csv").read_text().startswith("a,b,deals,games")
     assert (tmp_path / "t_ratings.csv").exists()

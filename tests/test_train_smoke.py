@@ -496,12 +496,12 @@ def test_truncation_reward_and_opponent_groups():
     assert ended > 0
     # a new profile latency cuts the running games (truncated, so SB3 bootstraps) and deals
     # fresh ones, in which the group's rows play at the profile's latency
-    groups.set_group_opponent(0, "greedy@expert", "greedy@expert")
+    groups.set_group_opponent(0, "greedy@pro", "greedy@pro")
     _, rewards, dones, infos = groups.step(np.zeros(5, np.int64))
     assert dones.all()  # cut (bootstrapped), unless its game ended by itself in this step
     assert all(infos[i].get("TimeLimit.truncated") or rewards[i] == -1.0 for i in range(5))
     seats = venv.learner_seats
-    assert all(venv.duel.row_config(i).latency[1 - seats[i]].name == "expert" for i in range(3))
+    assert all(venv.duel.row_config(i).latency[1 - seats[i]].name == "pro" for i in range(3))
     assert all(venv.duel.row_config(i).latency[1 - seats[i]].name == "club" for i in (3, 4))
 
 

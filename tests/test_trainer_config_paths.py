@@ -19,7 +19,7 @@ from spit_env.config import SpitConfig  # noqa: E402
 from spit_env.envs.vec import SpitVecEnv  # noqa: E402
 from spit_env.latency import Latency  # noqa: E402
 
-LATENCY, MAX_GAME_MS = "expert", 20_000  # not SpitConfig's defaults (club, 30 min)
+LATENCY, MAX_GAME_MS = "pro", 20_000  # not SpitConfig's defaults (club, 30 min)
 
 
 def _game_config() -> SpitConfig:

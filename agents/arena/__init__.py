@@ -6,7 +6,7 @@ Everything in the project that plays policies against each other goes through it
 
     from agents import arena
 
-    res = arena.play_pairing("racer", "greedy@expert", 500)      # 500 duplicate deals
+    res = arena.play_pairing("racer", "greedy@pro", 500)      # 500 duplicate deals
     print(res.win_rate, res.ci_low, res.ci_high)
     table = arena.round_robin(["random", "greedy", "chain", "racer"], 200)
 

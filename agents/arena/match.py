@@ -37,7 +37,7 @@ class Player:
     """A seat's occupant: a registered policy name, its factory kwargs and an optional latency.
 
     Attributes:
-        label: the name shown in tables ("greedy@expert").
+        label: the name shown in tables ("greedy@pro").
         policy: the registered policy name ("greedy").
         latency: the seat latency this player brings (None: keep the config's).
         kwargs: keyword arguments for the policy factory.

@@ -102,7 +102,7 @@ def check_players(name: str, specs, allowed=None, extra=()) -> list[tuple[str, o
 
     Args:
         name: the flag, for the message.
-        specs: player profiles (``"greedy"``, ``"racer@expert"``, ...).
+        specs: player profiles (``"greedy"``, ``"racer@pro"``, ...).
         allowed: the player names allowed (default: every registered policy).
         extra: more names allowed beside those (``"self"``, ``"strongest"``, ...).
 

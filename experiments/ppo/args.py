@@ -26,7 +26,7 @@ class Args:
     """Learner decisions (VecEnv steps summed over games) to train for in this run, rounded up to
     whole rollouts of num_envs * n_steps; with --resume they are added to the checkpoint's count."""
     opponent: str = "greedy"
-    """Opponent: a policy name ({players}), a profile ("greedy@expert"), a weighted mix
+    """Opponent: a policy name ({players}), a profile ("greedy@pro"), a weighted mix
     ("random:0.3,greedy:0.7") or a curriculum of those joined by "->" ("random->greedy")."""
     seed: int = 0
     """Seed of the training games, the network initialisation and the sampling."""

@@ -42,7 +42,7 @@ def parse_opponent(spec: str, what: str = "--opponent") -> list[list[tuple[str, 
     """Parse an opponent spec into curriculum stages, each a list of (profile, weight).
 
     "greedy" -> [[("greedy", 1.0)]]; "random:0.3,greedy:0.7" -> [[("random", .3), ("greedy", .7)]];
-    "random->greedy@expert" -> [[("random", 1.0)], [("greedy@expert", 1.0)]].
+    "random->greedy@pro" -> [[("random", 1.0)], [("greedy@pro", 1.0)]].
 
     Raises:
         ArgumentError: an empty part, a bad weight, an unknown policy name (the message lists

@@ -59,7 +59,7 @@ class Args:
     connect_timeout: float = 30.0
     """Seconds allowed to reach and join --address before giving up with an error."""
     latency: str = "club"
-    """Latency of both seats: a preset name (expert, club, novice) or whole ms."""
+    """Latency of both seats: a preset name (pro, club, novice) or whole ms."""
     train_batch_size: int = 4000
     """Env steps sampled per iteration (an env step is one learner decision with --mode bot on
     the vector env, one decision epoch of both players otherwise)."""

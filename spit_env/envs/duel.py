@@ -25,7 +25,7 @@ Episodes (``episode=``): "game": the episode is the game, terminated when it is 
 (D14 / D15), truncated at a limit (D16), never both. "round": the episode also ends, terminated,
 at the first round end.
 
-Opponents: a registered policy name ("greedy"), a profile "name@latency" ("greedy@expert": the
+Opponents: a registered policy name ("greedy"), a profile "name@latency" ("greedy@pro": the
 profile's latency is the opponent seat's in the games dealt against it, instead of the seat's
 ``config.latency``; the core carries each game's seat latencies), or a Policy callable
 (``spit_env.policy``); one for every row, or one per row (a league, a mix of bots and frozen

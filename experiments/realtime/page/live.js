@@ -288,7 +288,7 @@
     const Y = (y) => h - bottom - (y / ymax) * (h - topPad - bottom);
     ctx.fillStyle = "#101c15";
     ctx.fillRect(0, 0, w, h);
-    const colors = { you: "#4fc3f7", expert: "#ef9a9a", club: "#a5d6a7", novice: "#ffcc80" };
+    const colors = { you: "#4fc3f7", pro: "#ef9a9a", club: "#a5d6a7", novice: "#ffcc80" };
     ctx.font = "11px system-ui, sans-serif";
     ctx.fillStyle = "#7f9a8a";
     const step = xmax > 2400 ? 500 : xmax > 1200 ? 200 : 100;
