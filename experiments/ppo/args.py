@@ -15,13 +15,18 @@ from typing import Literal
 
 from experiments.ppo.hyperparameters import PPO_DEFAULTS
 
-__all__ = ["Args", "cloning", "default_out"]
+__all__ = ["Args", "SMOKE", "cloning", "default_out"]
 
 
 @dataclass
 class Args:
     """Train MaskablePPO on Spit (spit-env) and evaluate it against the bots."""
 
+    smoke: bool = False
+    """A quick run of the whole pipeline at toy size (warm start, learning with evaluations and
+    a checkpoint, final evaluation, run folder in runs/ppo_<opponent>_s<seed>_smoke), in under a
+    minute: the values of SMOKE in experiments/ppo/args.py for every flag not given on the
+    command line (a flag given keeps its value). Its figures mean nothing."""
     total_timesteps: int = 1_000_000
     """Learner decisions (VecEnv steps summed over games) to train for in this run, rounded up to
     whole rollouts of num_envs * n_steps; with --resume they are added to the checkpoint's count."""
@@ -31,8 +36,10 @@ class Args:
     seed: int = 0
     """Seed of the training games, the network initialisation and the sampling."""
     out: Path | None = None
-    """Run folder for model.zip, eval.json, config.json, learning_curve.png, tb/ and
-    checkpoints/; None means runs/ppo_<opponent>_s<seed>."""
+    """Run folder for config.json, model.zip, eval.json, learning_curve.png, tb/ (with
+    --tensorboard), checkpoints/ (made with the first checkpoint: one every --checkpoint-freq
+    steps but in the last rollout, so none in the default run) and, with --keep-best,
+    last_model.zip; None means runs/ppo_<opponent>_s<seed> (with --smoke ..._smoke)."""
     num_envs: int = 512
     """Games played at once (the VecEnv's num_envs)."""
     n_steps: int = PPO_DEFAULTS.n_steps
@@ -178,7 +185,9 @@ class Args:
     deals, the best so far is saved as best_model.zip, and at the end it becomes model.zip (the
     last one is kept as last_model.zip) and is the one the final evaluation plays."""
     checkpoint_freq: int = 1_000_000
-    """Steps between checkpoints in <out>/checkpoints (0 = none)."""
+    """Steps between checkpoints in <out>/checkpoints (0 = none); none is taken in the last
+    rollout (model.zip holds that model), so the default run (1,000,000 steps) takes none and
+    makes no checkpoints/."""
     resume: Path | None = None
     """Continue training from this checkpoint (a model .zip): the step count goes on from it.
     The network's input options (--obs-mask, --racer-features) are the checkpoint's: a differing
@@ -217,12 +226,22 @@ class Args:
     """Also write eval.json's content (config, evaluations, speed) to this path."""
 
 
+#: The values ``--smoke`` gives every field not set on the command line: 4,096 steps of 16
+#: games, a warm start of 4,000 decisions, an evaluation at steps 0 and 2,048 (10 deals per bot)
+#: and a checkpoint at 2,048, a final evaluation of 20 deals per bot, games cut at 2 min.
+SMOKE = dict(total_timesteps=4096, num_envs=16, n_steps=128, batch_size=512, n_epochs=2,
+             net_arch=(64, 64), bc_samples=4000, bc_steps=100, bc_batch_size=256,
+             eval_games=20, eval_freq=2048, eval_games_during=10, checkpoint_freq=2048,
+             eval_max_game_ms=120_000)
+
+
 def cloning(args: Args) -> bool:
     """Whether the run fits the actor to --bc-teacher (not with --resume or --init-model)."""
     return bool(args.bc_steps) and args.resume is None and args.init_model is None
 
 
 def default_out(args: Args) -> Path:
-    """The run folder when ``--out`` is not given: runs/ppo_<opponent>[_selfplay]_s<seed>."""
+    """The run folder without ``--out``: runs/ppo_<opponent>[_selfplay]_s<seed>[_smoke]."""
     tag = "".join(c if c.isalnum() else "_" for c in args.opponent).strip("_")
-    return Path("runs") / f"ppo_{tag}{'_selfplay' if args.self_play else ''}_s{args.seed}"
+    return Path("runs") / (f"ppo_{tag}{'_selfplay' if args.self_play else ''}_s{args.seed}"
+                           f"{'_smoke' if args.smoke else ''}")
