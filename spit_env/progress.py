@@ -254,8 +254,7 @@ class Progress:
             if self.total is not None:
                 # rounded down: 199 of 200 is not yet 100%
                 pct = int(100 * self._fraction() + 1e-9)
-                of = " of the work" if self.groups is not None else ""
-                parts.append(f"{self.n:,}/{self.total:,} {self.unit} ({pct}%{of})")
+                parts.append(f"{self.n:,}/{self.total:,} {self.unit} ({pct}%)")
             else:
                 parts.append(f"{self.n:,} {self.unit}")
         rate = format_rate(self.n, working, self.unit)

@@ -214,7 +214,7 @@ def test_eta_is_the_work_left_over_the_rate_of_work_with_groups_of_unequal_cost(
     clock[0] = 9.0
     bar.update(90, group=0)  # 90 of 100 games, but 90 of 1,090 units of work
     line = bar.text()
-    assert line.startswith("90/100 games (8% of the work)")
+    assert line.startswith("90/100 games (8%)")  # the share of the work
     assert "ETA 01:40" in line  # 1,000 units at 10 units/s = 100 s; games alone would say 00:01
     clock[0] = 59.0
     bar.update(5, group=1)
