@@ -33,8 +33,9 @@ __all__ = ["Args", "SMOKE", "check", "config_of", "parse_mix", "parse_layers", "
 SELF = "self"
 #: The rollout-policy name that stands for the current network.
 NETWORK = "network"
-#: Flags a resumed run may change: the rest are the run's own (its config.json).
-RESUMABLE = ("rounds", "quiet", "resume", "out", "torch_threads")
+#: Flags a resumed run may change: the rest are the run's own (its config.json; --smoke is
+#: not saved, the values it gave are).
+RESUMABLE = ("rounds", "quiet", "resume", "out", "torch_threads", "smoke")
 
 _PLANNER_ROLLOUTS = (1, 4096)  # agents.planner.PlannerBot's own bounds
 _PLANNER_HORIZON_MS = (1, 600_000)
