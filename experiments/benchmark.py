@@ -628,6 +628,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
+        print(f"wrote {args.json}")
     return results
 
 

@@ -1,6 +1,7 @@
 """Expert iteration: a network that learns the planner's improvements on its own moves.
 
     python -m experiments.expert_iteration --rounds 3 --out runs/expert
+    python -m experiments.expert_iteration --smoke      # the whole pipeline at toy size, < 1 min
     python -m experiments.expert_iteration --rounds 5 --out runs/expert --resume
     python -m experiments.expert_iteration --help
 
@@ -19,19 +20,22 @@ from __future__ import annotations
 import sys
 
 from experiments.cli.checks import ArgumentError
-from experiments.expert.args import NETWORK, SELF, Args, check
+from experiments.expert.args import NETWORK, SELF, SMOKE, Args, check
 
 __all__ = ["main"]
 
 PROG = "python -m experiments.expert_iteration"
+_DESCRIPTION = (__doc__.split("\n\n")[0] + "\n\n" + "--smoke runs the whole pipeline at toy "
+                "size in under a minute (any flag given keeps its value), to try the script or a "
+                "change before a real run.")
 
 
 def main(argv=None) -> int:
     """Command-line entry point: parse with tyro, check every flag, run (or resume) the rounds."""
     from experiments.cli import help_values, tyro_cli
 
-    args = tyro_cli(Args, argv, prog=PROG, description=__doc__.split("\n\n")[0],
-                    fill=help_values(self=SELF, network=NETWORK))
+    args = tyro_cli(Args, argv, prog=PROG, description=_DESCRIPTION,
+                    fill=help_values(self=SELF, network=NETWORK), presets={"smoke": SMOKE})
     try:
         args = check(args)
     except ArgumentError as err:

@@ -161,9 +161,11 @@ def main(argv=None) -> dict:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2))
+        print(f"wrote {args.json}")
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(f"{MARKDOWN_TITLE}\n\n{table}\n")
+        print(f"wrote {args.markdown}")
     return result
 
 

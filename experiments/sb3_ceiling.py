@@ -202,6 +202,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=2))
+        print(f"wrote {args.json}")
     return result
 
 

@@ -228,6 +228,7 @@ def main(argv=None) -> int:
     out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
     out.with_suffix(".md").write_text(markdown(result))
     print(out.with_suffix(".md").read_text())
+    print(f"wrote {out.with_suffix('.json')}\nwrote {out.with_suffix('.md')}")
     return 0
 
 

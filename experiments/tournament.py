@@ -46,17 +46,15 @@ from experiments.cli import ArgumentParser, player_help
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
-__all__ = ["main", "write_csv"]
+__all__ = ["main", "short_name", "write_csv", "write_ratings_csv"]
 
 
 def write_csv(result: dict, path: str | Path) -> None:
     """Write the tournament as CSV: one row per pairing (the PairingResult fields).
 
-    Each player's rating goes to a second table beside it, ``<stem>_ratings.csv``.
-
     Args:
         result: the dict of :func:`agents.arena.round_robin`.
-        path: the pairings' CSV file (its folder is made if needed).
+        path: the CSV file (its folder is made if needed).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,8 +63,18 @@ def write_csv(result: dict, path: str | Path) -> None:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         w.writerows(result["pairings"])
-    ratings = path.with_name(path.stem + "_ratings.csv")
-    with ratings.open("w", newline="") as fh:
+
+
+def write_ratings_csv(result: dict, path: str | Path) -> None:
+    """Write each player's Bradley-Terry rating as CSV (player, rating), the best first.
+
+    Args:
+        result: the dict of :func:`agents.arena.round_robin`.
+        path: the CSV file (its folder is made if needed).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["player", "rating"])
         for name, r in sorted(result["ratings"].items(), key=lambda kv: -kv[1]):
@@ -96,7 +104,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
                    help="games stepped at once (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the tournament result as JSON here")
     p.add_argument("--csv", type=Path,
-                   help="write one row per pairing as CSV here (+ _ratings.csv)")
+                   help="write one row per pairing as CSV here")
+    p.add_argument("--ratings-csv", type=Path,
+                   help="write each player's Bradley-Terry rating as CSV here")
     p.add_argument("--heatmap", type=Path, help="write the win-rate heatmap PNG here")
     p.add_argument("--latency-study", metavar="BOT",
                    help="also run the latency study of this bot against itself")
@@ -150,14 +160,43 @@ def _parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def _print_table(result: dict) -> None:
+_WIDTH = 16  # the player columns
+
+
+def short_name(label: str, width: int = _WIDTH) -> str:
+    """A player's name as the table shows it, at most ``width`` characters.
+
+    A model's path is shown by its file's stem (its folder's name for model.zip or an RLlib
+    checkpoint folder), its profile kept ("distilled@expert"); a longer name is cut with "~".
+    The table's legend gives the full names, as do the JSON and the CSV.
+    """
+    if "/" in label or label.endswith(".zip"):
+        name, _, latency = label.partition("@") if "@" in Path(label).name else (label, "", "")
+        path = Path(name)
+        stem = path.parent.name if path.stem in ("model", "checkpoint") else path.stem
+        label = stem + (f"@{latency}" if latency else "")
+    return label if len(label) <= width else label[:width - 1] + "~"
+
+
+def _print_table(result: dict, latency: str) -> None:
+    deals = result["deals"]
+    print(f"Round robin: {deals:,} duplicate deals per pairing ({2 * deals:,} games), "
+          f"latency {latency} both seats unless a profile sets one, seed {result['seed']}")
     print(f"{'player':>16} {'opponent':>16} {'win rate':>9} {'95% CI':>17} {'draws':>6}")
     for r in result["pairings"]:
-        print(f"{r['a']:>16} {r['b']:>16} {r['win_rate']:9.3f} "
+        print(f"{short_name(r['a']):>16} {short_name(r['b']):>16} {r['win_rate']:9.3f} "
               f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['draws']:6d}")
     print("ratings (Bradley-Terry, Elo scale):")
     for name, rating in sorted(result["ratings"].items(), key=lambda kv: -kv[1]):
-        print(f"{name:>16} {rating:8.1f}")
+        print(f"{short_name(name):>16} {rating:8.1f}")
+    long = [n for n in result["players"] if short_name(n) != n]
+    for name in long:
+        print(f"  {short_name(name)}: {name}")
+
+
+def _wrote(*paths) -> None:
+    for path in paths:
+        print(f"wrote {path}")
 
 
 def main(argv=None) -> dict:
@@ -187,14 +226,20 @@ def _main(args: argparse.Namespace, runner: Runner | None) -> dict:
                              batch_size=args.batch, show_progress=not args.quiet,
                              chunk=args.chunk, runner=runner)
         out["tournament"] = result
-        _print_table(result)
+        _print_table(result, args.latency)
         if args.json:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(result, indent=2))
+            _wrote(args.json)
         if args.csv:
             write_csv(result, args.csv)
+            _wrote(args.csv)
+        if args.ratings_csv:
+            write_ratings_csv(result, args.ratings_csv)
+            _wrote(args.ratings_csv)
         if args.heatmap:
             plot_winrate_matrix(result, args.heatmap)
+            _wrote(args.heatmap)
     if args.latency_study:
         grid = [float(x) for x in args.latency_grid.split(",") if x.strip()]
         curve = latency_curve(args.latency_study, grid, args.latency_games or args.games,
@@ -207,8 +252,10 @@ def _main(args: argparse.Namespace, runner: Runner | None) -> dict:
         if args.latency_json:
             args.latency_json.parent.mkdir(parents=True, exist_ok=True)
             args.latency_json.write_text(json.dumps(curve, indent=2))
+            _wrote(args.latency_json)
         if args.latency_plot:
             plot_latency_curve(curve, args.latency_plot)
+            _wrote(args.latency_plot)
     return out
 
 

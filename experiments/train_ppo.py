@@ -1,12 +1,12 @@
 """Train a MaskablePPO agent on Spit against bots, a curriculum, or a pool of its own snapshots.
 
     python -m experiments.train_ppo                      # the default run: 1M decisions vs greedy
+    python -m experiments.train_ppo --smoke              # the whole pipeline at toy size, < 1 min
     python -m experiments.train_ppo --opponent "random:0.3,greedy:0.7" --out runs/mix
     python -m experiments.train_ppo --opponent "random->greedy" --curriculum-threshold 0.9
     python -m experiments.train_ppo --self-play --opponent greedy
     python -m experiments.train_ppo --resume runs/ppo_greedy/model.zip --total-timesteps 500000
     python -m experiments.train_ppo --init-model runs/distilled/model.zip --pull-coef 0.5
-    python -m experiments.train_ppo --smoke                # every stage at toy size, < 1 min
     python -m experiments.train_ppo --help
 
 The script is the command line (:func:`main`: parse, check, run); the run lives in
@@ -41,7 +41,9 @@ latency.
 
 The run folder (``--out``) receives config.json, model.zip, eval.json (evaluation history, the
 final table with 95% Wilson intervals, and the speed figures; also written to ``--json`` if
-given), learning_curve.png, TensorBoard logs (tb/) and checkpoints (checkpoints/). Evaluation
+given), learning_curve.png, TensorBoard logs (tb/, with ``--tensorboard``), checkpoints
+(checkpoints/, made with the first one: every ``--checkpoint-freq`` steps but in the last
+rollout, so the default run has none) and, with ``--keep-best``, last_model.zip. Evaluation
 plays fixed duplicate deals (each deal twice, seats swapped) against each ``--eval-opponents``
 bot with the match library (``agents.arena``), at the latency of ``--eval-latency`` for both seats,
 all the bots' games in one batch. The evaluations during training play other deals
@@ -89,13 +91,18 @@ from __future__ import annotations
 import sys
 
 from experiments.cli.checks import ArgumentError
-from experiments.ppo.args import Args
+from experiments.ppo.args import SMOKE, Args
 from experiments.ppo.checks import parse_opponent, validate
 
 # Args, ArgumentError, parse_opponent, validate and train are importable from here as before;
 # their homes are experiments.ppo.args, experiments.cli.checks, experiments.ppo.checks and
 # experiments.ppo.run.
 __all__ = ["Args", "ArgumentError", "main", "parse_opponent", "train", "validate"]
+
+
+_DESCRIPTION = (__doc__.split("\n\n")[0] + "\n\n" + "--smoke runs the whole pipeline at toy "
+                "size in under a minute (any flag given keeps its value), to try the script or a "
+                "change before a real run.")
 
 
 def train(args: Args) -> dict:
@@ -108,11 +115,9 @@ def train(args: Args) -> dict:
 def main(argv=None) -> int:
     """Command-line entry point: parse with tyro, check, train, print the evaluation table."""
     from experiments.cli import help_values, tyro_cli
-    from experiments.ppo.args import smoke_defaults
 
     args = tyro_cli(Args, argv, prog="python -m experiments.train_ppo",
-                    description=__doc__.split("\n\n")[0], fill=help_values(),
-                    defaults=smoke_defaults(argv))
+                    description=_DESCRIPTION, fill=help_values(), presets={"smoke": SMOKE})
     try:
         stages = validate(args)
     except ArgumentError as err:

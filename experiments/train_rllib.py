@@ -1,6 +1,7 @@
 """Train a PPO agent on Spit with RLlib (new API stack), on a local Ray or a Ray cluster.
 
     python -m experiments.train_rllib                                  # vs greedy, local Ray
+    python -m experiments.train_rllib --smoke              # the whole pipeline at toy size
     python -m experiments.train_rllib --mode self-play --iterations 100
     python -m experiments.train_rllib --num-env-runners 8 --address auto    # a running cluster
     python -m experiments.train_rllib --help
@@ -49,10 +50,14 @@ from __future__ import annotations
 import sys
 
 from experiments.cli.checks import ArgumentError
-from experiments.rllib.args import Args, rllib_bots
+from experiments.rllib.args import SMOKE, Args, rllib_bots
 from experiments.rllib.run import train
 
 __all__ = ["main"]
+
+_DESCRIPTION = (__doc__.split("\n\n")[0] + "\n\n" + "--smoke runs the whole pipeline at toy "
+                "size (a local Ray, two iterations, the evaluation; any flag given keeps its "
+                "value), to try the script or a change before a real run.")
 
 
 def main(argv=None) -> int:
@@ -62,7 +67,7 @@ def main(argv=None) -> int:
     from experiments.cluster.connect import RayConnectError
 
     args = tyro_cli(Args, argv, prog="python -m experiments.train_rllib",
-                    description=__doc__.split("\n\n")[0],
+                    description=_DESCRIPTION, presets={"smoke": SMOKE},
                     fill=help_values(rllib_bots=", ".join(rllib_bots())))
     try:
         train(args)

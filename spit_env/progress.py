@@ -17,7 +17,14 @@ a last one at the end, so a step of a few seconds prints one line::
 Time spent inside :meth:`Progress.paused` (an evaluation during training, say) is left out of
 the rate and named beside it, so the rate counts only the work the bar counts; the ETA uses the
 wall rate, pauses included, since they recur (but for a pause before any work is counted, such as
-the evaluation at step 0: a one-off). It imports nothing of the package and tqdm only
+the evaluation at step 0: a one-off).
+
+Work whose items cost unequal time (a tournament's games: a planner's game costs a hundred times a
+bot's) is counted in groups with a cost each (``groups=[(count, cost), ...]``, ``update(n,
+group=i)``): the percentage and the ETA are then of the work, the sum of count x cost, so the
+ETA is the work left over the rate of work so far, not the games left over the rate of games.
+
+It imports nothing of the package and tqdm only
 for a bar (without tqdm, a terminal gets the plain lines too).
 """
 
@@ -26,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 __all__ = ["Progress", "counted", "format_duration", "format_rate", "is_terminal"]
 
@@ -89,16 +96,29 @@ class Progress:
         paused_label: what the paused time is, shown beside the rate ("evaluations").
         postfix: called for extra text at the end of each line (the latest evaluation...).
         clock: seconds as a float (default ``time.perf_counter``; tests pass their own).
+        groups: the work in groups of unequal cost, [(count, cost per item)]: ``total`` is then
+            the sum of the counts (give None or that sum), and the percentage and the ETA are
+            of the work (count x cost); :meth:`update` names each count's group.
 
     Raises:
-        ValueError: a total below 0, ``lines`` or ``every_s`` not positive, ``min_gap_s`` < 0.
+        ValueError: a total below 0, ``lines`` or ``every_s`` not positive, ``min_gap_s`` < 0,
+            a group's count < 0 or cost not > 0, a total that is not the groups' count.
     """
 
     def __init__(self, total: int | None, desc: str, *, unit: str = "steps", stream=None,
                  enabled: bool = True, bar: bool | None = None, lines: int = 10,
                  every_s: float = 30.0, min_gap_s: float = 2.0, paused_label: str | None = None,
                  postfix: Callable[[], str | None] | None = None,
-                 clock: Callable[[], float] = time.perf_counter):
+                 clock: Callable[[], float] = time.perf_counter,
+                 groups: Sequence[tuple[int, float]] | None = None):
+        self.groups = None if groups is None else [(int(c), float(w)) for c, w in groups]
+        if self.groups is not None:
+            if any(c < 0 or not w > 0 for c, w in self.groups):
+                raise ValueError(f"groups must be (count >= 0, cost > 0) pairs, got {groups}")
+            counted_total = sum(c for c, _ in self.groups)
+            if total is not None and total != counted_total:
+                raise ValueError(f"total ({total}) must be the groups' count ({counted_total})")
+            total = counted_total
         if total is not None and total < 0:
             raise ValueError(f"total must be None or >= 0, got {total}")
         if lines <= 0:
@@ -119,6 +139,8 @@ class Progress:
         self.postfix = postfix
         self.clock = clock
         self.n = 0
+        #: the work done (count x cost, summed; the count itself without groups)
+        self.work = 0.0
         #: seconds spent inside :meth:`paused`
         self.paused_s = 0.0
         #: the plain lines written so far (also kept when writing a bar: the last state)
@@ -140,8 +162,19 @@ class Progress:
         """The match library's callback form: ``n`` more done."""
         self.update(n)
 
-    def update(self, n: int = 1) -> None:
-        """Count ``n`` more done; write a line or redraw the bar when one is due."""
+    def update(self, n: int = 1, group: int | None = None) -> None:
+        """Count ``n`` more done (of ``group``, with groups); write a line or redraw the bar.
+
+        Raises:
+            ValueError: with groups, ``group`` not one of their indices.
+        """
+        if self.groups is not None:
+            if group is None or not 0 <= group < len(self.groups):
+                raise ValueError(f"group must be an index of the {len(self.groups)} groups, "
+                                 f"got {group}")
+            self.work += int(n) * self.groups[group][1]
+        else:
+            self.work += int(n)
         self.n += int(n)
         if not self.enabled or self.closed:
             return
@@ -152,7 +185,7 @@ class Progress:
             return
         since = now - self._last_line_t
         due_fraction = (self.total is not None and self.total > 0 and self.n < self.total
-                        and self.n * self.lines >= self._next_fraction * self.total)
+                        and self._fraction() * self.lines >= self._next_fraction)
         done = self.total is not None and self.n >= self.total  # the last line is close()'s
         if not done and ((due_fraction and since >= self.min_gap_s) or since >= self.every_s):
             self._write(now)
@@ -178,6 +211,18 @@ class Progress:
             self._pause_t = None
 
     # --- reading ----------------------------------------------------------------------------------
+    @property
+    def total_work(self) -> float | None:
+        """The work at the end: the total, or with groups the sum of count x cost."""
+        if self.groups is not None:
+            return sum(c * w for c, w in self.groups)
+        return None if self.total is None else float(self.total)
+
+    def _fraction(self) -> float:
+        """The share of the work done, in [0, 1] (1 for no work)."""
+        total = self.total_work
+        return 1.0 if not total else min(self.work / total, 1.0)
+
     def _now(self) -> float:
         """The clock, or the time of :meth:`close` once closed (the figures stop there)."""
         return self._closed_at if self._closed_at is not None else self.clock()
@@ -208,7 +253,7 @@ class Progress:
         if with_count:
             if self.total is not None:
                 # rounded down: 199 of 200 is not yet 100%
-                pct = 100 * self.n // self.total if self.total else 100
+                pct = int(100 * self._fraction() + 1e-9)
                 parts.append(f"{self.n:,}/{self.total:,} {self.unit} ({pct}%)")
             else:
                 parts.append(f"{self.n:,} {self.unit}")
@@ -222,9 +267,10 @@ class Progress:
         parts.append(rate)
         parts.append(f"elapsed {format_duration(elapsed)}")
         if self.total is not None:
-            left = max(self.total - self.n, 0)
+            left = max(self.total_work - self.work, 0.0)
             since = elapsed - self._upfront_s
-            eta = 0.0 if left == 0 else (left * since / self.n if self.n and since > 0 else None)
+            eta = 0.0 if left == 0 else (left * since / self.work if self.work and since > 0
+                                         else None)
             parts.append(f"ETA {format_duration(eta)}")
         extra = self.postfix() if self.postfix is not None else None
         if extra:
@@ -253,7 +299,7 @@ class Progress:
     def _write(self, now: float) -> None:
         self._last_line_t = now
         if self.total:
-            self._next_fraction = self.n * self.lines // self.total + 1
+            self._next_fraction = int(self._fraction() * self.lines + 1e-9) + 1
         line = f"{self.desc}: {self.text(now)}"
         self.written.append(line)
         out = self._out()

@@ -39,6 +39,25 @@ def _rows(out):
         return list(csv.DictReader(fh))
 
 
+def test_smoke_run_fills_the_documented_folder_and_a_flag_given_wins(tmp_path):
+    from experiments.cli import field_help
+    from experiments.expert.args import SMOKE, Args
+
+    out = tmp_path / "smoke"
+    # --eval-deals given: it wins over the preset's 10
+    assert main(["--smoke", "--eval-deals", "4", "--out", str(out), "--quiet"]) == 0
+    entries = {"config.json", "state.json", "rounds.csv", "rounds.json", "curve.png",
+               "model.zip", "round_0", "round_1"}
+    assert {p.name for p in out.iterdir()} == entries
+    documented = field_help(Args)["out"]
+    assert all(name in documented for name in entries - {"round_0", "round_1"})
+    assert "round_K/" in documented
+    assert not [p for p in out.rglob("*") if p.is_dir() and not any(p.iterdir())], "empty folder"
+    config = json.loads((out / "config.json").read_text())
+    assert config["eval_deals"] == 4 and config["labels"] == SMOKE["labels"]
+    assert [r["round"] for r in _rows(out)] == ["0", "1"]
+
+
 def test_tiny_run_end_to_end(tmp_path):
     out = tmp_path / "run"
     assert main(["--rounds", "1", "--out", str(out), *TINY]) == 0

@@ -198,3 +198,30 @@ def test_scripts_write_plain_progress_lines_to_a_log(module, args, line, tmp_pat
     assert "\r" not in proc.stderr + proc.stdout, "a progress bar wrote to the log"
     lines = [ln for ln in proc.stderr.splitlines() if re.match(line, ln)]
     assert len(lines) == 1, proc.stderr  # the last line, once
+
+
+def test_eta_is_the_work_left_over_the_rate_of_work_with_groups_of_unequal_cost():
+    import io
+
+    from spit_env.progress import Progress
+
+    clock = [0.0]
+    out = io.StringIO()
+    # 90 cheap games (cost 1) and 10 slow ones (cost 100): 1,090 units of work
+    bar = Progress(None, "tournament", unit="games", stream=out, bar=False, lines=100,
+                   min_gap_s=0, groups=[(90, 1.0), (10, 100.0)], clock=lambda: clock[0])
+    assert bar.total == 100 and bar.total_work == 1090
+    clock[0] = 9.0
+    bar.update(90, group=0)  # 90 of 100 games, but 90 of 1,090 units of work
+    line = bar.text()
+    assert line.startswith("90/100 games (8%)")  # the share of the work
+    assert "ETA 01:40" in line  # 1,000 units at 10 units/s = 100 s; games alone would say 00:01
+    clock[0] = 59.0
+    bar.update(5, group=1)
+    assert "ETA 00:50" in bar.text()  # 500 units left at 590 / 59 = 10 units/s
+    with pytest.raises(ValueError, match="group"):
+        bar.update(1)
+    with pytest.raises(ValueError, match="total"):
+        Progress(99, "x", groups=[(90, 1.0), (10, 2.0)])
+    with pytest.raises(ValueError, match="cost"):
+        Progress(None, "x", groups=[(1, 0.0)])

@@ -547,17 +547,52 @@ def test_league_weighting_gives_more_rows_to_the_opponents_the_agent_loses_to():
     assert fixed.stage_log[-1]["rows"] == {"random": 8, "greedy": 6, "racer": 6}
 
 
-def test_smoke_preset_runs_every_stage_and_the_flags_given_win(tmp_path):
-    # --smoke's defaults, with two of them overridden: one rollout (16 games x 128 steps), so
-    # no checkpoint is taken, and the run folder holds no empty checkpoints/ folder
+def test_smoke_preset_gives_way_to_every_flag_given():
+    from experiments.cli import given_fields, tyro_cli
+    from experiments.ppo.args import SMOKE, Args
+
+    def parse(*argv):
+        return tyro_cli(Args, list(argv), prog="train_ppo", description="",
+                        presets={"smoke": SMOKE})
+
+    smoke = parse("--smoke")
+    assert all(getattr(smoke, k) == v for k, v in SMOKE.items())
+    assert parse().total_timesteps == Args().total_timesteps  # no preset without the flag
+    # a flag given wins wherever it stands, even at the field's own default value
+    for argv in (["--total-timesteps", "1000000", "--smoke"],
+                 ["--smoke", "--total-timesteps=1000000"]):
+        args = parse(*argv)
+        assert args.total_timesteps == 1_000_000 and args.num_envs == SMOKE["num_envs"]
+    assert parse("--smoke", "--no-tensorboard").tensorboard is False
+    assert given_fields(Args, ["--no-tensorboard", "--seed", "3", "--", "--bc-steps"]) == {
+        "tensorboard", "seed"}
+
+
+#: What a --smoke run's folder holds: the --out help's list (tb/ with --tensorboard, and
+#: checkpoints/ since the preset takes one at step 2,048 of 4,096).
+SMOKE_FOLDER = {"config.json", "model.zip", "eval.json", "learning_curve.png", "tb",
+                "checkpoints"}
+
+
+def test_smoke_runs_the_whole_pipeline_into_the_documented_folder(tmp_path):
+    from experiments.cli import field_help
+    from experiments.ppo.args import Args
+
     out = tmp_path / "smoke"
-    proc = _run("--smoke", "--total-timesteps", "2048", "--eval-games", "4", "--out", str(out),
-                "--no-progress-bar")
+    proc = _run("--smoke", "--out", str(out), "--no-progress-bar")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    config = json.loads((out / "config.json").read_text())
-    assert config["smoke"] is True and config["eval_games"] == 4
-    assert config["total_timesteps"] == 2048 and config["num_envs"] == 16  # given; preset
-    assert config["bc_steps"] > 0 and config["eval_freq"] > 0  # the warm start and the curve run
-    assert sorted(p.name for p in out.iterdir()) == [
-        "config.json", "eval.json", "learning_curve.png", "model.zip", "tb"]
-    assert "4 duplicate deals per bot" in proc.stdout
+    assert {p.name for p in out.iterdir()} == SMOKE_FOLDER
+    documented = field_help(Args)["out"]
+    assert all(name in documented for name in SMOKE_FOLDER)
+    assert not [p for p in out.rglob("*") if p.is_dir() and not any(p.iterdir())], "empty folder"
+    assert [p.name for p in (out / "checkpoints").iterdir()] == ["ppo_2048_steps.zip"]
+    result = json.loads((out / "eval.json").read_text())
+    assert result["config"]["smoke"] is True and result["final"]["timesteps"] == 4096
+    assert [h["timesteps"] for h in result["history"]] == [0, 2048]
+    assert result["config"]["bc_steps"] == 100 and result["config"]["behaviour_cloning"]
+    # no checkpoint taken (an explicit flag over the preset): no checkpoints/ folder
+    quiet = tmp_path / "no_checkpoint"
+    proc = _run("--smoke", "--checkpoint-freq", "1000000", "--no-tensorboard", "--eval-freq", "0",
+                "--out", str(quiet), "--no-progress-bar")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert {p.name for p in quiet.iterdir()} == SMOKE_FOLDER - {"tb", "checkpoints"}

@@ -15,7 +15,20 @@ from spit_env.config import SpitConfig
 from spit_env.progress import Progress, counted
 
 __all__ = ["PairingResult", "GameJob", "Runner", "play_jobs", "run_jobs_locally", "pairing_jobs",
-           "pairing_result", "play_pairings", "play_pairing", "round_robin"]
+           "pairing_result", "play_pairings", "play_pairing", "round_robin", "PLAYER_COST",
+           "game_cost"]
+
+#: A game's rough cost per seat by policy, relative to a heuristic bot's (1), for the progress's
+#: ETA only: the planner plans about 500 decisions/s where the environment steps about 75,000
+#: with a bot (docs/results/planner.md, docs/results/speed.md); a network is one batched
+#: forward pass per decision. Policies not listed cost 1.
+PLAYER_COST = {"planner": 100.0, "expert": 100.0, "planner-fast": 30.0, "expert-fast": 30.0,
+               "network": 3.0, "ppo": 3.0, "rllib": 3.0}
+
+
+def game_cost(a: Player, b: Player) -> float:
+    """The rough cost of one game of ``a`` against ``b`` (:data:`PLAYER_COST` of each seat)."""
+    return PLAYER_COST.get(a.policy, 1.0) + PLAYER_COST.get(b.policy, 1.0)
 
 
 @dataclass
@@ -231,7 +244,8 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     on the runner or the chunks.
 
     With ``show_progress``, the games show their progress (``spit_env.progress``: a bar on a
-    terminal, plain lines in a log), games done of all the pairings' games.
+    terminal, plain lines in a log), games done of all the pairings' games, the percentage and
+    the ETA of the work (each pairing's games weighed by :func:`game_cost`).
 
     Returns:
         a JSON-serialisable dict: "players", "deals", "seed", "config", "pairings" (list of
@@ -249,11 +263,13 @@ def round_robin(players: Sequence[str | Player], deals: int, *, config: SpitConf
     config = config or SpitConfig()
     k = len(players)
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    bar = Progress(len(pairs) * 2 * deals, f"tournament ({counted(len(pairs), 'pairing')})",
-                   unit="games", enabled=show_progress)
+    # the ETA weighs each pairing's games by their cost: slow players' games may come last
+    bar = Progress(None, f"tournament ({counted(len(pairs), 'pairing')})", unit="games",
+                   enabled=show_progress,
+                   groups=[(2 * deals, game_cost(players[i], players[j])) for i, j in pairs])
     results = play_pairings([(players[i], players[j]) for i, j in pairs], deals, config=config,
                             seed=seed, batch_size=batch_size, chunk=chunk, runner=runner,
-                            report=lambda _, n: bar(n))
+                            report=lambda i, n: bar.update(n, group=i))
     bar.close()
     score = np.zeros((k, k))
     games = np.zeros((k, k))

@@ -6,7 +6,9 @@
   "95%" reads as written); an unknown flag is reported with the nearest known one (difflib).
 * :func:`tyro_cli`: tyro for a dataclass of arguments, each field's help its docstring as one
   paragraph (tyro keeps the docstring's line breaks, which then break lines mid-sentence), with
-  ``{placeholders}`` filled from the truth (``{players}``: the registered bots).
+  ``{placeholders}`` filled from the truth (``{players}``: the registered bots), and a preset
+  flag (``--smoke``) whose values apply to every field not given on the command line
+  (:func:`given_fields`).
 * :func:`player_help`: the player names the registry knows, for a help text.
 * :func:`install_hint`: the README's install command for an extra.
 * :mod:`experiments.cli.checks`: the trainers' :class:`ArgumentError` and the flag checks they
@@ -28,7 +30,7 @@ from experiments.cli.checks import ArgumentError
 from spit_env.checks import did_you_mean
 
 __all__ = ["ArgumentParser", "ArgumentError", "HelpFormatter", "tyro_cli", "field_help",
-           "help_values", "player_names", "player_help", "install_hint"]
+           "given_fields", "help_values", "player_names", "player_help", "install_hint"]
 
 _FIELD = re.compile(r"%\((\w+)\)[sdfr]")
 
@@ -162,8 +164,33 @@ def field_help(cls) -> dict[str, str]:
     return out
 
 
+def given_fields(cls, argv: list[str]) -> set[str]:
+    """The fields of the dataclass ``cls`` that the command line ``argv`` sets explicitly.
+
+    A flag counts in any of tyro's spellings: ``--total-timesteps 5``, ``--total-timesteps=5``,
+    ``--total_timesteps 5`` and, for a bool, ``--no-tensorboard``; tokens after a lone ``--``
+    and values are not flags.
+
+    Returns:
+        the field names (``"total_timesteps"``, ``"tensorboard"``).
+    """
+    names = {f.name for f in dataclasses.fields(cls)}
+    given = set()
+    for token in argv:
+        if token == "--":
+            break
+        if not token.startswith("--"):
+            continue
+        name = token[2:].split("=", 1)[0].replace("-", "_")
+        if name in names:
+            given.add(name)
+        elif name.startswith("no_") and name[3:] in names:
+            given.add(name[3:])
+    return given
+
+
 def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None = None,
-             defaults=None):
+             presets: dict[str, dict] | None = None):
     """Parse ``args`` into a ``cls`` instance with tyro, the help made of whole paragraphs.
 
     Each field's help is its docstring (:func:`field_help`) with ``{key}`` replaced by
@@ -176,8 +203,9 @@ def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None =
         prog: the program name of the usage line.
         description: the text above the options.
         fill: placeholder values for the help texts ({"players": player_help()}, ...).
-        defaults: a ``cls`` instance whose values are the defaults instead of the class's (a
-            preset such as ``--smoke``: the flags given still override it).
+        presets: {bool field: {field: value}}: when that flag is on (``--smoke``), each listed
+            field the command line does not set (:func:`given_fields`) takes the preset's
+            value; a flag given explicitly keeps its value, whatever its position.
 
     Returns:
         a ``cls`` with the parsed values.
@@ -191,16 +219,17 @@ def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None =
         text = helps.get(f.name, "")
         for key, value in (fill or {}).items():
             text = text.replace("{" + key + "}", str(value))
-        if defaults is not None:
-            default = dataclasses.field(default=getattr(defaults, f.name))
-        elif f.default is dataclasses.MISSING:
-            default = dataclasses.field(default_factory=f.default_factory)
-        else:
-            default = dataclasses.field(default=f.default)
+        default = (dataclasses.field(default_factory=f.default_factory)
+                   if f.default is dataclasses.MISSING else dataclasses.field(default=f.default))
         fields.append((f.name, typing.Annotated[hints[f.name], tyro.conf.arg(help=_plain(text))],
                        default))
     shadow = dataclasses.make_dataclass(cls.__name__, fields)
     shadow.__doc__ = cls.__doc__
-    parsed = tyro.cli(shadow, args=sys.argv[1:] if args is None else args, prog=prog,
-                      description=_plain(description))
-    return cls(**{f.name: getattr(parsed, f.name) for f in dataclasses.fields(cls)})
+    argv = list(sys.argv[1:] if args is None else args)
+    parsed = tyro.cli(shadow, args=argv, prog=prog, description=_plain(description))
+    values = {f.name: getattr(parsed, f.name) for f in dataclasses.fields(cls)}
+    given = given_fields(cls, argv)
+    for switch, preset in (presets or {}).items():
+        if values[switch]:
+            values.update({k: v for k, v in preset.items() if k not in given})
+    return cls(**values)

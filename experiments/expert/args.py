@@ -26,15 +26,16 @@ from experiments.cli.checks import (
     check_positive,
 )
 
-__all__ = ["Args", "check", "config_of", "parse_mix", "parse_layers", "RESUMABLE", "SELF",
+__all__ = ["Args", "SMOKE", "check", "config_of", "parse_mix", "parse_layers", "RESUMABLE", "SELF",
            "NETWORK"]
 
 #: The opponent name that stands for the current network itself.
 SELF = "self"
 #: The rollout-policy name that stands for the current network.
 NETWORK = "network"
-#: Flags a resumed run may change: the rest are the run's own (its config.json).
-RESUMABLE = ("rounds", "quiet", "resume", "out", "torch_threads")
+#: Flags a resumed run may change: the rest are the run's own (its config.json; --smoke is
+#: not saved, the values it gave are).
+RESUMABLE = ("rounds", "quiet", "resume", "out", "torch_threads", "smoke")
 
 _PLANNER_ROLLOUTS = (1, 4096)  # agents.planner.PlannerBot's own bounds
 _PLANNER_HORIZON_MS = (1, 600_000)
@@ -44,12 +45,18 @@ _PLANNER_HORIZON_MS = (1, 600_000)
 class Args:
     """Expert iteration on Spit: the planner labels the network's own moves, the network fits."""
 
+    smoke: bool = False
+    """A quick run of the whole pipeline at toy size (round 0's cloning, one planner-labelled
+    round, their evaluations and the run folder, runs/expert_smoke_s<seed>), in under a
+    minute: the values of SMOKE in experiments/expert/args.py for every flag not given on the
+    command line (a flag given keeps its value). Its figures mean nothing."""
     rounds: int = 3
     """Planner-labelled rounds after the behaviour-cloned start (round 0); with --resume the run
     goes on up to this many."""
     out: Path | None = None
     """Run folder: config.json, state.json, rounds.csv, rounds.json, curve.png, model.zip (the
-    last round's network) and round_K/; None means runs/expert_s<seed>."""
+    last round's network) and round_K/; None means runs/expert_s<seed> (with --smoke
+    runs/expert_smoke_s<seed>)."""
     resume: bool = False
     """Continue the run in --out from its last finished round, with its own settings (only
     --rounds, --quiet and --torch-threads may differ)."""
@@ -149,6 +156,14 @@ class Args:
         return [n.strip() for n in self.eval_opponents.split(",")]
 
 
+#: The values ``--smoke`` gives every field not set on the command line: one labelled round of
+#: 16 games, 256 positions labelled with 2 rollouts of 1 s, round 0 on 1,024 positions, short
+#: fits, 10 evaluation deals, games cut at 2 min.
+SMOKE = dict(rounds=1, num_envs=16, labels=256, bc_labels=1024, rollouts=2, horizon_ms=1000,
+             fit_steps=50, bc_fit_steps=100, fit_batch_size=64, net_arch="64,64", eval_deals=10,
+             max_game_ms=120_000)
+
+
 def config_of(args: Args) -> dict:
     """A run's own settings, config.json's content: every flag but :data:`RESUMABLE`."""
     return {k: v for k, v in asdict(args).items() if k not in RESUMABLE}
@@ -230,7 +245,8 @@ def check(args: Args) -> Args:
 
 def _run_folder(args: Args) -> Args:
     """--out and --resume: a new run in a folder without one, or the run resumed."""
-    out = Path(args.out) if args.out is not None else Path("runs") / f"expert_s{args.seed}"
+    out = Path(args.out) if args.out is not None else \
+        Path("runs") / f"expert{'_smoke' if args.smoke else ''}_s{args.seed}"
     check_out_folder("--out", out)
     state = out / "state.json"
     if not args.resume:

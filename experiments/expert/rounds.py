@@ -271,4 +271,6 @@ def run(args: Args, show: bool = True) -> list[dict]:
         _write_rows(rows, args.eval_list, out)
         _write_json(out / "state.json", {"finished_round": k})
         print(_log(row, args.eval_list), flush=True)
+    for path in sorted(out.iterdir()):  # the run folder's entries, rewritten every round
+        print(f"wrote {path}{'/' if path.is_dir() else ''}")
     return rows

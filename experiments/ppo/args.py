@@ -15,13 +15,18 @@ from typing import Literal
 
 from experiments.ppo.hyperparameters import PPO_DEFAULTS
 
-__all__ = ["SMOKE", "Args", "cloning", "default_out", "smoke_defaults"]
+__all__ = ["Args", "SMOKE", "cloning", "default_out"]
 
 
 @dataclass
 class Args:
     """Train MaskablePPO on Spit (spit-env) and evaluate it against the bots."""
 
+    smoke: bool = False
+    """A quick run of the whole pipeline at toy size (warm start, learning with evaluations and
+    a checkpoint, final evaluation, run folder in runs/ppo_<opponent>_s<seed>_smoke), in under a
+    minute: the values of SMOKE in experiments/ppo/args.py for every flag not given on the
+    command line (a flag given keeps its value). Its figures mean nothing."""
     total_timesteps: int = 1_000_000
     """Learner decisions (VecEnv steps summed over games) to train for in this run, rounded up to
     whole rollouts of num_envs * n_steps; with --resume they are added to the checkpoint's count."""
@@ -31,10 +36,10 @@ class Args:
     seed: int = 0
     """Seed of the training games, the network initialisation and the sampling."""
     out: Path | None = None
-    """Run folder for model.zip, eval.json, config.json, learning_curve.png (with evaluations
-    during training), tb/ (with --tensorboard) and checkpoints/ (only once a checkpoint is taken:
-    none in the last rollout, so a run of at most --checkpoint-freq steps has none); None means
-    runs/ppo_<opponent>_s<seed>."""
+    """Run folder for config.json, model.zip, eval.json, learning_curve.png, tb/ (with
+    --tensorboard), checkpoints/ (made with the first checkpoint: one every --checkpoint-freq
+    steps but in the last rollout, so none in the default run) and, with --keep-best,
+    last_model.zip; None means runs/ppo_<opponent>_s<seed> (with --smoke ..._smoke)."""
     num_envs: int = 512
     """Games played at once (the VecEnv's num_envs)."""
     n_steps: int = PPO_DEFAULTS.n_steps
@@ -180,8 +185,9 @@ class Args:
     deals, the best so far is saved as best_model.zip, and at the end it becomes model.zip (the
     last one is kept as last_model.zip) and is the one the final evaluation plays."""
     checkpoint_freq: int = 1_000_000
-    """Steps between checkpoints in <out>/checkpoints (0 = none). None is taken in the last
-    rollout: model.zip is the last checkpoint (--resume takes it)."""
+    """Steps between checkpoints in <out>/checkpoints (0 = none); none is taken in the last
+    rollout (model.zip holds that model), so the default run (1,000,000 steps) takes none and
+    makes no checkpoints/."""
     resume: Path | None = None
     """Continue training from this checkpoint (a model .zip): the step count goes on from it.
     The network's input options (--obs-mask, --racer-features) are the checkpoint's: a differing
@@ -218,31 +224,15 @@ class Args:
     """SB3 verbosity (0 none, 1 rollout tables)."""
     json: Path | None = None
     """Also write eval.json's content (config, evaluations, speed) to this path."""
-    smoke: bool = False
-    """A toy-size run of the whole pipeline (warm start, learning with an evaluation during
-    training and a checkpoint, final evaluation, run folder) in under a minute: the defaults of
-    SMOKE (4,096 steps on 16 games, 20 deals per bot, games cut at 2 min of game time), any flag
-    given beside it still wins; the run folder is runs/ppo_<opponent>_s<seed>_smoke. To check
-    a set-up or a change, never to compare agents."""
 
 
-#: --smoke's defaults: every stage of the run at a size that takes seconds
-SMOKE = dict(total_timesteps=4096, num_envs=16, n_steps=128, batch_size=256, n_epochs=2,
-             net_arch=(64, 64), bc_steps=20, bc_samples=2000, bc_batch_size=256, eval_games=20,
-             eval_freq=2048, eval_games_during=10, eval_max_game_ms=120_000,
-             checkpoint_freq=2048, smoke=True)
-
-
-def smoke_defaults(argv) -> Args | None:
-    """The defaults a command line runs with: :data:`SMOKE`'s with ``--smoke`` in it, else None.
-
-    Args:
-        argv: the command line's arguments (``sys.argv[1:]`` when None).
-    """
-    import sys
-
-    argv = sys.argv[1:] if argv is None else argv
-    return Args(**SMOKE) if "--smoke" in argv else None
+#: The values ``--smoke`` gives every field not set on the command line: 4,096 steps of 16
+#: games, a warm start of 4,000 decisions, an evaluation at steps 0 and 2,048 (10 deals per bot)
+#: and a checkpoint at 2,048, a final evaluation of 20 deals per bot, games cut at 2 min.
+SMOKE = dict(total_timesteps=4096, num_envs=16, n_steps=128, batch_size=512, n_epochs=2,
+             net_arch=(64, 64), bc_samples=4000, bc_steps=100, bc_batch_size=256,
+             eval_games=20, eval_freq=2048, eval_games_during=10, checkpoint_freq=2048,
+             eval_max_game_ms=120_000)
 
 
 def cloning(args: Args) -> bool:
@@ -251,7 +241,7 @@ def cloning(args: Args) -> bool:
 
 
 def default_out(args: Args) -> Path:
-    """The run folder when ``--out`` is not given: runs/ppo_<opponent>[_selfplay]_s<seed>."""
+    """The run folder without ``--out``: runs/ppo_<opponent>[_selfplay]_s<seed>[_smoke]."""
     tag = "".join(c if c.isalnum() else "_" for c in args.opponent).strip("_")
-    name = f"ppo_{tag}{'_selfplay' if args.self_play else ''}_s{args.seed}"
-    return Path("runs") / (name + ("_smoke" if args.smoke else ""))
+    return Path("runs") / (f"ppo_{tag}{'_selfplay' if args.self_play else ''}_s{args.seed}"
+                           f"{'_smoke' if args.smoke else ''}")

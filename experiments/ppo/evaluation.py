@@ -14,6 +14,7 @@ import numpy as np
 
 import agents
 from agents.arena import Player, play_pairings
+from agents.arena.pairings import game_cost
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 from spit_env.progress import Progress
@@ -91,11 +92,12 @@ def play_evaluation(pairings, deals: int, *, latency: str = "club", seed: int = 
 
     def report(i: int, n: int) -> None:
         done[i] += n
-        progress(n)
+        progress.update(n, group=i)
 
-    with Progress(2 * deals * len(pairs), f"{desc} ({deals:,} deals per pairing)",
-                  unit="games", enabled=show_progress, stream=stream,
-                  postfix=postfix) as progress:
+    # the ETA of the work: a slow player's games (a planner's) weigh more than a bot's
+    with Progress(None, f"{desc} ({deals:,} deals per pairing)",
+                  unit="games", enabled=show_progress, stream=stream, postfix=postfix,
+                  groups=[(2 * deals, game_cost(a, b)) for a, b in pairs]) as progress:
         results = play_pairings(pairs, deals, config=config, seed=seed, runner=runner,
                                 batch_size=min(batch_size, 2 * deals * len(pairs)),
                                 report=report)

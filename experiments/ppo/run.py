@@ -511,3 +511,7 @@ def _print_summary(args: Args, model, out: Path, learned: Learned, speed: dict,
           f"{learned.callback.seconds:.0f} s "
           f"({100 * speed['eval_during_training_share']:.1f}% of the run), final evaluation "
           f"{final_eval_seconds:.0f} s, {total_seconds:.0f} s in all; run folder {out}")
+    for path in sorted(out.iterdir()):  # the run folder's entries (and --json's copy)
+        print(f"wrote {path}{'/' if path.is_dir() else ''}")
+    if args.json is not None:
+        print(f"wrote {args.json}")

@@ -12,9 +12,9 @@ file format (``agents.ppo_model.save_model``) as every model file of a run.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
@@ -338,7 +338,9 @@ class Checkpoints(CheckpointCallback):
     ``--resume`` continues from it on any version the package admits. A checkpoint taken after
     step ``until`` (the start of the last rollout) would hold the model that the run folder's
     ``model.zip`` holds at the end (give or take that rollout's update), a second copy of the
-    final model; ``model.zip`` is the last checkpoint instead (``--resume`` takes it).
+    final model; ``model.zip`` is the last checkpoint instead (``--resume`` takes it). The folder
+    is made with the first checkpoint, so a run that takes none (the default run: 1,000,000
+    steps, one checkpoint every 1,000,000) leaves no empty ``checkpoints/``.
 
     Args:
         until: the last step count at which a checkpoint is still taken.
@@ -350,16 +352,14 @@ class Checkpoints(CheckpointCallback):
         self.until = int(until)
 
     def _init_callback(self) -> None:
-        # SB3 makes the folder here; it is made with its first checkpoint instead, so a run that
-        # takes none (shorter than --checkpoint-freq) leaves no empty checkpoints/ behind
-        pass
+        """Nothing to set up: the folder is made with the first checkpoint (SB3 makes it here)."""
 
     def _on_step(self) -> bool:
         if int(self.model.num_timesteps) > self.until:
             return True
         if self.n_calls % self.save_freq == 0:
-            os.makedirs(self.save_path, exist_ok=True)
             path = self._checkpoint_path(extension="zip")
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
             save_model(self.model, path)
             if self.verbose >= 2:
                 print(f"Saving model checkpoint to {path}")

@@ -24,13 +24,18 @@ from experiments.cli.checks import (
     flag,
 )
 
-__all__ = ["Args", "rllib_bots", "validate", "game_config", "run_folder"]
+__all__ = ["Args", "SMOKE", "rllib_bots", "validate", "game_config", "run_folder"]
 
 
 @dataclass
 class Args:
     """Train RLlib PPO on Spit (spit-env) on Ray and evaluate it against the bots."""
 
+    smoke: bool = False
+    """A quick run of the whole pipeline at toy size (Ray, two iterations, a checkpoint, the
+    final evaluation, run folder runs/rllib_<mode>_s<seed>_smoke): the values of SMOKE in
+    experiments/rllib/args.py for every flag not given on the command line (a flag given keeps
+    its value). Its figures mean nothing."""
     mode: Literal["bot", "self-play"] = "bot"
     """Policy mapping: "bot" = the learner in one seat (drawn per game) against --opponent,
     which RLlib runs but does not train; "self-play" = one shared policy in both seats."""
@@ -44,7 +49,7 @@ class Args:
     seed: int = 0
     """Seed of RLlib (network initialisation, env runners' games and sampling)."""
     out: Path | None = None
-    """Run folder; None means runs/rllib_<mode>_s<seed>."""
+    """Run folder; None means runs/rllib_<mode>_s<seed> (with --smoke ..._smoke)."""
     address: str | None = None
     """Ray to run on: None = a local Ray started on 127.0.0.1 for this run; "auto" = the
     cluster started with `ray start` on this machine; HOST:PORT = a head node's address."""
@@ -83,7 +88,8 @@ class Args:
     obs_mask: bool = True
     """Feed the legal mask (23 floats) to the network beside the observation."""
     checkpoint_every: int = 10
-    """Iterations between checkpoints in <out>/checkpoints (0 = only the final one)."""
+    """Iterations between checkpoints in <out>/checkpoints/iter_NNNN, but the last iteration's,
+    which is <out>/checkpoint (0 = only the final one, and no checkpoints/)."""
     eval_games: int = 1000
     """Duplicate deals of the final evaluation against each opponent (0 = no evaluation)."""
     eval_opponents: tuple[str, ...] = ("random", "greedy")
@@ -101,6 +107,14 @@ class Args:
     terminal, otherwise (a log file, CI) plain lines with the count, the rate and the ETA."""
     json: Path | None = None
     """Also write the metrics (as <out>/metrics.json) to this file at the end."""
+
+
+#: The values ``--smoke`` gives every field not set on the command line: 2 iterations of 500
+#: env steps sampled in this process (no env runner actors), a checkpoint after each, 10
+#: evaluation deals per bot, games cut at 2 min.
+SMOKE = dict(iterations=2, num_env_runners=0, num_envs_per_runner=8, train_batch_size=500,
+             minibatch_size=250, num_epochs=1, hiddens=(64, 64), checkpoint_every=1,
+             eval_games=10, eval_max_game_ms=120_000)
 
 
 def rllib_bots() -> list[str]:
@@ -163,6 +177,6 @@ def game_config(args: Args):
 
 
 def run_folder(args: Args) -> Path:
-    """``--out``, or ``runs/rllib_<mode>_s<seed>`` without it."""
+    """``--out``, or ``runs/rllib_<mode>_s<seed>[_smoke]`` without it."""
     return Path(args.out) if args.out is not None else \
-        Path("runs") / f"rllib_{args.mode}_s{args.seed}"
+        Path("runs") / f"rllib_{args.mode}_s{args.seed}{'_smoke' if args.smoke else ''}"

@@ -214,3 +214,7 @@ def finish(args: Args, run: Run) -> None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         write_json(args.json, run.metrics)
     print_summary(run.metrics, run.out)
+    for path in sorted(run.out.iterdir()):  # the run folder's entries (and --json's copy)
+        print(f"wrote {path}{'/' if path.is_dir() else ''}")
+    if args.json is not None:
+        print(f"wrote {args.json}")
