@@ -95,6 +95,13 @@ class Live:
         act()
         self.page.wait_for_function("(n) => ['queued', 'refused', 'errors'].reduce((m, k) => m + Number(document.body.dataset[k] || 0), 0) > n", arg=before)
 
+    def server_paused(self, paused: bool) -> None:
+        """Wait until the page shows the server's state after its pause or resume (the page
+        opens or closes its overlay at once, the server pauses when the message arrives, and
+        ``data-paused`` is set from the server's state only): without it the clock could move,
+        or the game be read, before the server knew."""
+        self.page.wait_for_selector(f"body[data-paused='{int(paused)}']")
+
     def start(self) -> None:
         self.page.keyboard.press("Space")
         self.page.wait_for_selector("body[data-started='1']")
@@ -194,7 +201,9 @@ def test_the_page_loads_with_no_console_error_and_asks_nothing_of_another_host(l
     page.keyboard.press("Escape")
     page.keyboard.press("Space")
     assert one.data("overlay") == "paused"
+    one.server_paused(True)
     page.keyboard.press("Space")
+    one.server_paused(False)
     one.advance()
     assert one.data("overlay") == "" and one.data("paused") == "0"
     assert "racer's pile" in page.inner_text("#centre") and "your pile" in page.inner_text("#centre")
@@ -273,6 +282,7 @@ def test_every_game_key_with_an_overlay_open_acts_only_on_the_overlay(live, over
         pressed.clear()
     elif overlay != "start":
         page.keyboard.press(OVERLAY_OPEN[overlay])
+        one.server_paused(True)
     assert one.data("overlay") == overlay
     one.advance()
     paused_at = one.game.game_ms(one.clock.ms)
@@ -287,6 +297,7 @@ def test_every_game_key_with_an_overlay_open_acts_only_on_the_overlay(live, over
         assert not one.game.started
         return
     page.keyboard.press("Escape")  # closes the overlay, and only it
+    one.server_paused(False)
     one.advance()
     assert one.data("overlay") == ""
     assert not one.game.paused and pressed == []
