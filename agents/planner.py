@@ -56,7 +56,9 @@ horizon).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from os import PathLike
 
 import numpy as np
 
@@ -198,10 +200,11 @@ class PlannerBot:
             standard errors is below 0 is dropped (it could hardly end up ``confidence``
             standard errors above it); a row whose moves are all dropped stops.
         race_z: the standard errors of that drop rule, >= 0.
-        leaf_value: None, or a callable ``(obs (n, D) float32) -> (n,) float64``: the value,
-            in the planner's units and from the observing seat, of a rollout that stops at the
-            horizon (the observation is the planner's seat's, ``core.observe``); None: the card
-            difference, as at every other stop.
+        leaf_value: the value of a rollout that stops at the horizon, in the planner's units
+            and from the observing seat: a callable ``(obs (n, D) float32) -> (n,) float64``
+            (the observation is the planner's seat's, ``core.observe``), a value network's
+            file (``agents.value.load_value``; ``"value"``: the one shipped with the package),
+            or None: the card difference, as at every other stop.
 
     Attributes:
         last_stats: what the last call did: ``decisions`` (rows planned), ``candidates`` (moves
@@ -209,10 +212,14 @@ class PlannerBot:
             jumped over counted as one), ``max_simulated_ms`` (the longest rollout, in simulated
             ms; a rollout's last epoch starts before ``horizon_ms``: ``max_step_start_ms``) and
             ``deviations`` (moves played other than the reference).
+        totals: the sums over every call since it was made: ``calls``, ``decisions``,
+            ``rollouts``, ``rollout_steps`` and ``cpu_s`` (the process's CPU seconds inside
+            :meth:`plan`): the search's cost per decision, ``cpu_s / decisions``, in a game.
 
     Raises:
         ValueError: a bad budget or weight, an unknown or table-reading rollout or reference
-            policy, a ``leaf_value`` that is not callable.
+            policy, a ``leaf_value`` that is not callable nor a value network's file.
+        FileNotFoundError: a ``leaf_value`` file that does not exist.
     """
 
     reads_public_table = True
@@ -226,9 +233,14 @@ class PlannerBot:
         self.confidence = check_number("confidence", confidence, 0)
         self.racing = check_int("racing", racing, 1, 4096)
         self.race_z = check_number("race_z", race_z, 0)
+        if isinstance(leaf_value, (str, PathLike)):  # the shipped value network, or a file
+            from agents.value import load_value
+
+            leaf_value = load_value(leaf_value)
         if leaf_value is not None and not callable(leaf_value):
-            raise ValueError(f"leaf_value must be None or a callable (obs (n, D) float32) -> "
-                             f"(n,) float64, got {leaf_value!r}")
+            raise ValueError(f"leaf_value must be None, a value network's file ('value': the "
+                             f"shipped one) or a callable (obs (n, D) float32) -> (n,) "
+                             f"float64, got {leaf_value!r}")
         self.rollout_policy = rollout_policy
         self.reference = reference
         self.leaf_value = leaf_value
@@ -237,6 +249,7 @@ class PlannerBot:
                            else _observation_policy("reference", reference))
         self._seat_policies: dict = {}
         self.last_stats: dict = {}
+        self.totals = dict(calls=0, decisions=0, rollouts=0, rollout_steps=0, cpu_s=0.0)
 
     def __repr__(self) -> str:
         extra = "" if self.reference is None else f", reference={self.reference!r}"
@@ -342,6 +355,8 @@ class PlannerBot:
     def plan(self, observations, action_masks, rng, table=None) -> Plan:
         """The whole search of a batch of decisions (:class:`Plan`; module docstring).
 
+        Each call is counted in :attr:`totals`.
+
         Every random draw of row j (its determinizations, their game streams, the rollouts'
         moves, the reference move's tie-breaks) comes from one key drawn for row j:
         ``rng.integers(..., size=B)``, which a ``spit_env.streams.RowStreams`` draws from row
@@ -358,6 +373,17 @@ class PlannerBot:
         Raises:
             ValueError: bad shapes, or a missing / mismatched ``table``.
         """
+        cpu = time.process_time()
+        out = self._plan(observations, action_masks, rng, table)
+        t = self.totals
+        t["calls"] += 1
+        t["cpu_s"] += time.process_time() - cpu
+        for name in ("decisions", "rollouts", "rollout_steps"):
+            t[name] += self.last_stats.get(name, 0)
+        return out
+
+    def _plan(self, observations, action_masks, rng, table=None) -> Plan:
+        """The search of :meth:`plan`, uncounted."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks)
         if obs.ndim != 2 or obs.shape[1] != rules.OBS_DIM:
@@ -476,8 +502,8 @@ class PlannerBot:
             sel = np.flatnonzero(alive)
             ks = np.arange(k0, k1)
             sims = core.copy_rows(start, (cand_row[sel][:, None] * K + ks).reshape(-1))
-            v = self._rollouts(sims, np.repeat(seat[sel], ks.size),
-                               np.repeat(cand_action[sel], ks.size))
+            v = self.rollout(sims, np.repeat(seat[sel], ks.size),
+                             np.repeat(cand_action[sel], ks.size))
             values[sel[:, None], ks] = v.reshape(sel.size, ks.size)
             n[sel] = k1
             if k1 == K:
@@ -495,28 +521,40 @@ class PlannerBot:
         self.last_stats.update(candidates=int(C), rollouts=int(n.sum()))
         return values, n
 
-    def _rollouts(self, sims, seat: np.ndarray, first: np.ndarray) -> np.ndarray:
-        """Play every row of ``sims`` forward to the end of its rollout.
+    def rollout(self, sims, seat: np.ndarray, first: np.ndarray | None = None, *,
+                horizon_ms: int | None = None, whole_game: bool = False) -> np.ndarray:
+        """Play every row of ``sims`` forward to the end of its rollout; its value.
 
         Each seat with a choice moves by the rollout policy, drawing from the row's own game
         stream (keyed like an environment's policy: stream key, seat, decision index); a seat
         with one legal move plays it without a policy call, and a seat that can only WAIT while
         the other seat's move is in flight jumps over those epochs at once
-        (``core.fast_forward``, the same game to the millisecond), never past the horizon.
+        (``core.fast_forward``, the same game to the millisecond), never past the horizon. A
+        rollout ends when the game is over, ``horizon_ms`` of simulated time have passed, or
+        (unless ``whole_game``) the round is over. ``sims`` is stepped in place.
 
         Args:
-            sims: the core state of the M rollouts.
-            seat: (M,) int64, the planner's seat in each rollout.
-            first: (M,) int64, the first move of rollout m, played by ``seat[m]``.
+            sims: the core state of the M rollouts (rows already determinized: a rollout
+                plays the hidden cards it finds).
+            seat: (M,) int64, the seat whose value is returned (the planner's).
+            first: (M,) int64, the first move of rollout m, played by ``seat[m]`` (legal
+                there); None: every seat with a choice moves by the rollout policy from the
+                start.
+            horizon_ms: the rollouts' horizon in simulated ms (default: the planner's).
+            whole_game: play on over round ends, to the game's end or the horizon.
 
         Returns:
-            (M,) float64 values from ``seat``'s side (module docstring, step 3).
+            (M,) float64 values from ``seat``'s side (module docstring, step 3; a rollout
+            stopped by the horizon within its first round is valued by ``leaf_value`` when
+            there is one).
         """
+        for name in ("rollout_steps", "max_simulated_ms", "max_step_start_ms"):
+            self.last_stats.setdefault(name, 0)  # a rollout outside plan() counts too
         M = sims.batch_size
         ids = np.arange(M)  # row of sims -> rollout index (sims is compacted as rollouts end)
-        seat_now = seat.copy()
+        seat_now = np.asarray(seat, np.int64).copy()
         start = sims.clock.copy()
-        end = start + self.horizon_ms
+        end = start + (self.horizon_ms if horizon_ms is None else int(horizon_ms))
         rounds0 = sims.rounds.copy()
         wait_ms = sims.config.wait_ms
         values = np.zeros(M)
@@ -526,7 +564,7 @@ class PlannerBot:
             B = sims.batch_size
             free = sims.free & active[:, None]
             acts = np.zeros((B, 2), np.int64)
-            if n_step == 0:
+            if n_step == 0 and first is not None:
                 acts[np.arange(B), seat_now] = first
                 free[np.arange(B), seat_now] = False
             r, s = np.nonzero(free)
@@ -556,8 +594,8 @@ class PlannerBot:
             steps += int(active.sum())
             over = sims.phase == rules.PHASE_OVER
             late = sims.clock >= end[ids]
-            done = active & (over | late
-                             | ((sims.rounds > rounds0[ids]) & (sims.phase != rules.PHASE_SLAP)))
+            round_over = (sims.rounds > rounds0[ids]) & (sims.phase != rules.PHASE_SLAP)
+            done = active & (over | late | (round_over & (not whole_game)))
             if done.any():
                 d = np.flatnonzero(done)
                 values[ids[d]] = self._value(sims, d, seat_now[d], late[d] & ~over[d]

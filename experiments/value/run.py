@@ -1,0 +1,178 @@
+"""The run of ``python -m experiments.train_value``, phase by phase.
+
+1. **Set-up**: the run folder and its ``config.json``.
+2. **Data**: the sources' games against racer, positions sampled from them and each valued by
+   racer rollouts (``experiments.value.data``), job by job here or as Ray tasks (``--ray``:
+   the same arrays); or ``--data`` of an earlier run. Written to ``data.npz``.
+3. **Fit**: whole games held out (``--holdout``), the network fitted to ``--target`` on the
+   rest (``experiments.value.fit``), written to ``value.npz``.
+4. **Evaluation**: on the held-out games, the explained variance of every target and the
+   calibration (``calibration.png``); with ``--screen``, the planner with the value at a 1 s
+   horizon and without it on the shipped screen (``agents.screen``).
+5. **Report**: ``report.json`` (the figures, the command's settings and commit), a summary
+   line per figure, and a ``wrote`` line per file.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from experiments.value.args import Args, config_of
+from experiments.value.data import ValueData, data_jobs, play_value_jobs
+from spit_env.config import SpitConfig
+from spit_env.latency import Latency
+from spit_env.progress import Progress
+
+__all__ = ["run", "game_config", "plot_calibration", "SCREEN_HORIZON_MS"]
+
+#: the horizon of the planners the run screens, with and without its value
+SCREEN_HORIZON_MS = 1000
+
+
+def game_config(args: Args) -> SpitConfig:
+    """The games' config: both seats at ``--latency``, truncated after ``--max-game-ms``."""
+    return SpitConfig(latency=Latency.parse(args.latency), max_game_ms=args.max_game_ms)
+
+
+def _commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _collect(args: Args, show: bool) -> tuple[ValueData, float]:
+    """The run's positions and targets (phase 2), and the CPU-free wall seconds they took."""
+    t = time.perf_counter()
+    jobs = data_jobs(args.games, args.games_per_job)
+    play = partial(play_value_jobs, sources=args.source_list, rate=args.rate,
+                   rollouts=args.rollouts, game_rollouts=args.game_rollouts, seed=args.seed,
+                   config=game_config(args), win_weight=args.win_weight)
+    with Progress(args.games, "value data", unit="games", enabled=show) as progress:
+        if args.ray:
+            from experiments.cluster.connect import ray_session
+            from experiments.cluster.tasks import run_jobs_on_ray
+
+            with ray_session(args.address):
+                parts = run_jobs_on_ray(jobs, play, lambda _, n: progress(n))
+        else:
+            parts = []
+            for job in jobs:
+                parts += play([job])
+                progress(job.count)
+    return ValueData.concat(parts), time.perf_counter() - t
+
+
+def _screen(value_path: Path, show: bool) -> dict:
+    """The planner at a 1 s horizon with the value at ``value_path`` and without it."""
+    from agents import screen
+    from agents.planner import PlannerBot
+
+    truth = screen.load_truth()
+    players = {"without": PlannerBot(horizon_ms=SCREEN_HORIZON_MS),
+               "with": PlannerBot(horizon_ms=SCREEN_HORIZON_MS, leaf_value=str(value_path))}
+    out = {}
+    with Progress(len(players), "screen", unit="players", enabled=show) as progress:
+        for name, player in players.items():
+            out[name] = screen.score(player, truth)
+            progress(1)
+    diff, se = screen.paired_difference(out["with"], out["without"])
+    return {"horizon_ms": SCREEN_HORIZON_MS, "rollouts": 16,
+            **{name: s.to_dict() for name, s in out.items()},
+            "with_minus_without": diff, "with_minus_without_se": se}
+
+
+def plot_calibration(calibration: dict, path: Path, title: str) -> None:
+    """The mean target over bins of the prediction, one line per target, a PNG.
+
+    Args:
+        calibration: {target: ``experiments.value.fit.calibration_bins`` output}.
+        path: the PNG to write.
+        title: the figure's title.
+    """
+    from matplotlib.figure import Figure  # no pyplot: no backend switch in the caller
+
+    fig = Figure(figsize=(6, 4.5))
+    ax = fig.subplots()
+    lo, hi = np.inf, -np.inf
+    for name, bins in calibration.items():
+        x = np.array([b["pred"] for b in bins])
+        y = np.array([b["target"] for b in bins])
+        se = np.array([b["se"] for b in bins])
+        ax.errorbar(x, y, yerr=1.96 * se, marker="o", ms=3, capsize=2, label=name)
+        lo, hi = min(lo, x.min(), y.min()), max(hi, x.max(), y.max())
+    ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--", label="calibrated")
+    ax.set_xlabel("predicted value (mean in a bin of equal count)")
+    ax.set_ylabel("mean target in the bin (95% CI)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def _summary(report: dict) -> list[str]:
+    held = report["holdout"]
+    ev = held["explained"]
+    lines = [f"held out: {held['positions']:,} positions of {held['games']:,} games; "
+             f"explained variance round {ev['round']:.3f}, game {ev['game']:.3f}, "
+             f"outcome {ev['outcome']:.3f} (of the game's result: {held['outcome_win']:.3f})"]
+    if "screen" in report:
+        s = report["screen"]
+        lines.append(f"screen, planner at {s['horizon_ms']} ms: gain per decision "
+                     f"{s['with']['gain']:+.5f} with the value, {s['without']['gain']:+.5f} "
+                     f"without (paired difference {s['with_minus_without']:+.5f} ± "
+                     f"{s['with_minus_without_se']:.5f})")
+    return lines
+
+
+def run(args: Args, show: bool = True) -> dict:
+    """Run the phases of ``args`` (checked by ``experiments.value.args.check``); the report."""
+    from experiments.value.fit import evaluate, fit_value, split_by_game
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(config_of(args), indent=2))
+    if args.data is not None:
+        data, data_s = ValueData.load(args.data), 0.0
+    else:
+        data, data_s = _collect(args, show)
+    data.save(out / "data.npz")
+    train, held = split_by_game(data, args.holdout, args.seed)
+    meta = dict(command="python -m experiments.train_value " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in config_of(args).items()
+        if k in ("sources", "games", "rate", "rollouts", "game_rollouts", "target", "hidden",
+                 "steps", "seed") and v is not None), commit=_commit(),
+        win_weight=args.win_weight, positions=int(train.sum()))
+    t = time.perf_counter()
+    with Progress(args.steps, "fit", unit="steps", enabled=show) as progress:
+        net, losses = fit_value(data.take(train), args.target, hidden=args.layers,
+                                steps=args.steps, batch_size=args.batch_size,
+                                learning_rate=args.learning_rate, seed=args.seed,
+                                threads=args.torch_threads, meta=meta, progress=progress)
+    fit_s = time.perf_counter() - t
+    figures = evaluate(net, data.take(held))
+    net.meta["holdout"] = {k: figures[k] for k in ("positions", "games", "explained", "corr",
+                                                    "outcome_win")}
+    net.save(out / "value.npz")
+    plot_calibration({k: figures["calibration"][k] for k in ("round", "game", "outcome")},
+                     out / "calibration.png",
+                     f"value network ({args.target} target), {figures['games']:,} held-out games")
+    report = {"settings": config_of(args), "commit": meta["commit"], "positions": len(data),
+              "games": int(np.unique(data.game_id).size), "data_seconds": round(data_s, 1),
+              "fit_seconds": round(fit_s, 1), "losses": [round(x, 5) for x in losses],
+              "holdout": figures}
+    if args.screen:
+        report["screen"] = _screen(out / "value.npz", show)
+    (out / "report.json").write_text(json.dumps(report, indent=2))
+    for line in _summary(report):
+        print(line, flush=True)
+    for path in sorted(out.iterdir()):
+        print(f"wrote {path}")
+    return report
