@@ -1,10 +1,14 @@
 """A learned value of a position, for the planner's rollouts that stop at their horizon.
 
 :class:`ValueNetwork` is ``V(observation) -> value``: a small multilayer perceptron (ReLU) that
-estimates, from one seat's observation, what a racer-versus-racer rollout would have returned
-had it played on from there to the end of the round (``experiments.value``: its data, targets
-and training), in the planner's units (the card difference over 52 plus ``win_weight`` for a
-game won, ``agents.planner``) and from the observing seat. It runs in NumPy (float32, no torch),
+estimates, from one seat's observation, what a racer-versus-racer rollout stopped there would
+have found had it played on (``experiments.value``: its data, its targets - some seconds
+further on, the end of the round, the end of the game - and its training), in the planner's
+units (the card difference over 52 plus ``win_weight`` for a game won, ``agents.planner``) and
+from the observing seat. A *residual* network (the shipped one) adds its output to the card
+difference the observation shows (``opp_cards_held - self_cards_held``): it learns the change
+to come, which the planner's comparisons of near-equal moves need to be precise, not the
+present, which the observation gives exactly. It runs in NumPy (float32, no torch),
 so the planner calls it on thousands of rollout leaves at once at a few microseconds each::
 
     from agents.planner import PlannerBot
@@ -33,7 +37,7 @@ import numpy as np
 from spit_env import rules
 
 __all__ = ["ValueNetwork", "load_value", "shipped_value_path", "ValueFileError", "VALUE_NAME",
-           "observation_layout"]
+           "observation_layout", "card_difference"]
 
 #: the ``leaf_value`` name of the shipped value network (``agents.make("planner", leaf_value=...)``)
 VALUE_NAME = "value"
@@ -51,6 +55,20 @@ def shipped_value_path() -> Path:
     return Path(__file__).resolve().parent / "models" / "value.npz"
 
 
+_SELF_HELD = rules.OBS["self_cards_held"].start
+_OPP_HELD = rules.OBS["opp_cards_held"].start
+
+
+def card_difference(obs: np.ndarray) -> np.ndarray:
+    """(n,) float64 the card difference the observations show, in the planner's units.
+
+    ``obs``: (n, D) float32; the difference is ``opp_cards_held - self_cards_held`` (stock and
+    spit cards held, over 52), the planner's value of a rollout that stops there, less the score
+    difference of the points variant (D15).
+    """
+    return obs[:, _OPP_HELD].astype(np.float64) - obs[:, _SELF_HELD]
+
+
 def observation_layout() -> list[list]:
     """[[field name, width], ...] of this package's observation (``rules.OBSERVATION``)."""
     return [[f.name, int(f.stop - f.start)] for f in rules.OBSERVATION]
@@ -63,7 +81,9 @@ class ValueNetwork:
         weights: the layers' weight matrices, float32, shapes (D, h1), (h1, h2), ..., (hk, 1).
         biases: the layers' biases, float32, shapes (h1,), ..., (1,).
         mean, scale: (D,) float32: the input is ``(obs - mean) * scale`` before the first layer.
-        meta: the file's description (``target``, ``win_weight``, ``command``, ...).
+        meta: the file's description (``target``, ``win_weight``, ``command``, ...);
+            ``meta["residual"]`` true: the value is the card difference the observation shows
+            plus the network's output.
 
     Raises:
         ValueError: shapes that do not chain, or an input width other than ``rules.OBS_DIM``.
@@ -75,6 +95,7 @@ class ValueNetwork:
         self.mean = np.asarray(mean, np.float32).reshape(-1)
         self.scale = np.asarray(scale, np.float32).reshape(-1)
         self.meta = dict(meta or {})
+        self.residual = bool(self.meta.get("residual", False))
         if not self.weights or len(self.weights) != len(self.biases):
             raise ValueError("a value network needs one bias per weight matrix, at least one")
         width = rules.OBS_DIM
@@ -118,12 +139,15 @@ class ValueNetwork:
             np.maximum(h, 0.0, out=h)
             h = h @ w
             h += b
-        return h[:, 0].astype(np.float64)
+        value = h[:, 0].astype(np.float64)
+        if self.residual:
+            value += card_difference(x)
+        return value
 
     def __repr__(self) -> str:
         where = self.meta.get("path")
-        return (f"ValueNetwork(hidden={list(self.hidden)}, target={self.meta.get('target')!r}"
-                + (f", path={where!r})" if where else ")"))
+        return (f"ValueNetwork(hidden={list(self.hidden)}, target={self.meta.get('target')!r}, "
+                f"residual={self.residual}" + (f", path={where!r})" if where else ")"))
 
     def save(self, path) -> Path:
         """Write the network to ``path`` (.npz; equal networks give equal bytes)."""

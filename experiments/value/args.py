@@ -41,24 +41,32 @@ class Args:
     None means runs/value_s<seed> (with --smoke runs/value_smoke_s<seed>)."""
     seed: int = 0
     """Seed of the games (deals and streams), the held-out split and the fit."""
-    sources: str = "racer,greedy,chain,network"
+    sources: str = "racer,greedy,chain,planner-fast"
     """The players whose games against racer give the positions (comma-separated names of
     {players}): each plays --games games, half in each seat."""
-    games: int = 1500
+    games: int = 3000
     """Games per source."""
-    rate: float = 0.04
+    rate: float = 0.02
     """The probability of keeping a decision epoch of a game as a position, in (0, 1]."""
     rollouts: int = 8
-    """Racer rollouts to the end of the round per position: the round target's mean, 1-4096."""
-    game_rollouts: int = 1
+    """Racer rollouts per position for the ahead target, and as many for the round target,
+    1-4096."""
+    ahead_ms: int = 2000
+    """The ahead target's look-ahead: the value this many simulated ms further on (or at the
+    round's end), 1-600000."""
+    game_rollouts: int = 0
     """Racer rollouts to the end of the game per position: the game target's mean, 0-4096
-    (0: no game target)."""
+    (0: no game target; each costs about a round's rollouts times the rounds left)."""
     win_weight: float = 2.0
     """The value of a game won, on top of the card difference (the planner's), >= 0."""
-    target: Literal["round", "game", "outcome", "mix"] = "round"
-    """What the network fits: the value at the end of the round (what the planner's rollout
-    would have returned without its horizon), at the end of the game, the real game's result,
-    or the mean of round and game."""
+    target: Literal["ahead", "round", "game", "outcome", "mix"] = "ahead"
+    """What the network fits: the value --ahead-ms further on (a rollout stopped at a horizon
+    then looks that much further), at the end of the round (what the planner's rollout would
+    have returned without its horizon), at the end of the game, the real game's result, or the
+    mean of round and game."""
+    residual: bool = True
+    """Fit the target less the card difference the observation shows (the network adds it
+    back): it learns the change to come, not the present."""
     hidden: str = "128,128"
     """Hidden layer widths, separated by commas."""
     steps: int = 6000
@@ -153,10 +161,11 @@ def check(args: Args) -> Args:
         check_players("--sources", args.source_list)
         check_at_least("--games", args.games, 2)
         check_fraction("--rate", args.rate)
-        for flag, value, lo in (("--rollouts", args.rollouts, 1),
-                                ("--game-rollouts", args.game_rollouts, 0)):
-            if not (isinstance(value, int) and lo <= value <= 4096):
-                raise ArgumentError(f"{flag} must be an integer in {lo}..4096, got {value}")
+        for flag, value, lo, hi in (("--rollouts", args.rollouts, 1, 4096),
+                                    ("--game-rollouts", args.game_rollouts, 0, 4096),
+                                    ("--ahead-ms", args.ahead_ms, 1, 600_000)):
+            if not (isinstance(value, int) and lo <= value <= hi):
+                raise ArgumentError(f"{flag} must be an integer in {lo}..{hi}, got {value}")
         check_at_least("--games-per-job", args.games_per_job, 1)
     elif not Path(args.data).is_file():
         raise ArgumentError(f"--data: no file at {str(args.data)!r}")

@@ -7,15 +7,18 @@ against ``racer`` in both seats (:class:`agents.arena.Match`) and keeps each epo
 with probability ``rate``, the seat drawn with it, both draws hashed from the game's key and
 clock, so which positions are kept depends on the game ids and the seed alone.
 
-Each position gets three **targets**, all in the planner's units (``agents.planner``: the card
+Each position gets four **targets**, all in the planner's units (``agents.planner``: the card
 difference over 52, opponent's cards held minus one's own, plus ``win_weight`` for a game won)
 and from the observing seat:
 
-* ``round``: the mean value of ``rollouts`` racer-versus-racer rollouts from the position to
-  the end of its round (or of the game, if it ends in the round), each from another
-  arrangement of the hidden cards the seat cannot see and fresh random streams: what the
-  planner's rollout would have returned had its horizon not stopped it (the screen's truth
-  values moves the same way, ``agents.screen.truth``);
+* ``ahead``: the mean value of ``rollouts`` racer-versus-racer rollouts from the position that
+  stop ``ahead_ms`` of simulated time later (or at the end of the round or the game, if that
+  comes first), each from another arrangement of the hidden cards the seat cannot see and fresh
+  random streams: what a planner's rollout that stopped here would have found had its horizon
+  been ``ahead_ms`` further;
+* ``round``: the mean value of ``rollouts`` such rollouts played on to the end of the round (or
+  of the game, if it ends in the round): what the planner's rollout would have returned had its
+  horizon not stopped it (the screen's truth values moves the same way, ``agents.screen.truth``);
 * ``game``: the mean value of ``game_rollouts`` such rollouts played on to the game's end (the
   card difference then, plus the win bonus);
 * ``outcome``: ``win_weight`` times the real game's result for the seat (+1 won, -1 lost, 0 a
@@ -44,7 +47,7 @@ __all__ = ["ValueData", "ValueJob", "TARGETS", "collect_positions", "position_ke
            "rollout_targets", "data_jobs", "play_value_jobs"]
 
 #: the targets a position gets, in the planner's units (module docstring)
-TARGETS = ("round", "game", "outcome")
+TARGETS = ("ahead", "round", "game", "outcome")
 #: hash purposes of the sampling draws and of the rollouts' keys (no game stream uses them)
 _SAMPLE, _ROLLOUT = 111, 112
 _DETERMINIZE, _STREAM, _GAME = 0, 1, 2
@@ -61,9 +64,10 @@ class ValueData:
         game_id: (N,) int64 the source game's id (held-out sets are split by it).
         source: (N,) int64 index into ``sources`` of the source player of the game.
         clock_ms: (N,) int64 the game's clock at the position, simulated ms.
-        targets: {"round" | "game" | "outcome": (N,) float32} (module docstring).
+        targets: {"ahead" | "round" | "game" | "outcome": (N,) float32} (module docstring).
         round_se: (N,) float32 the standard error of the ``round`` target's mean.
         sources: the source players' names.
+        ahead_ms: the ``ahead`` target's look-ahead, simulated ms.
     """
 
     obs: np.ndarray
@@ -74,6 +78,7 @@ class ValueData:
     targets: dict[str, np.ndarray]
     round_se: np.ndarray
     sources: tuple[str, ...] = field(default_factory=tuple)
+    ahead_ms: int = 2000
 
     def __len__(self) -> int:
         return int(self.seat.size)
@@ -82,7 +87,7 @@ class ValueData:
         """The positions ``idx`` ((n,) integer indices or a (N,) bool mask), in that order."""
         return ValueData(self.obs[idx], self.seat[idx], self.game_id[idx], self.source[idx],
                          self.clock_ms[idx], {k: v[idx] for k, v in self.targets.items()},
-                         self.round_se[idx], self.sources)
+                         self.round_se[idx], self.sources, self.ahead_ms)
 
     @classmethod
     def concat(cls, parts: Sequence[ValueData]) -> ValueData:
@@ -93,20 +98,21 @@ class ValueData:
         """
         if not parts:
             raise ValueError("ValueData.concat needs at least one part")
-        if any(p.sources != parts[0].sources for p in parts):
-            raise ValueError("ValueData.concat: the parts must have the same sources")
+        if any((p.sources, p.ahead_ms) != (parts[0].sources, parts[0].ahead_ms) for p in parts):
+            raise ValueError("ValueData.concat: the parts must have the same sources and "
+                             "ahead_ms")
         cat = np.concatenate
         return cls(cat([p.obs for p in parts]), cat([p.seat for p in parts]),
                    cat([p.game_id for p in parts]), cat([p.source for p in parts]),
                    cat([p.clock_ms for p in parts]),
                    {k: cat([p.targets[k] for p in parts]) for k in TARGETS},
-                   cat([p.round_se for p in parts]), parts[0].sources)
+                   cat([p.round_se for p in parts]), parts[0].sources, parts[0].ahead_ms)
 
     def save(self, path: Path) -> None:
         """Write the positions to ``path`` (.npz, uncompressed)."""
         np.savez(path, obs=self.obs, seat=self.seat, game_id=self.game_id, source=self.source,
                  clock_ms=self.clock_ms, round_se=self.round_se,
-                 sources=np.array(self.sources, dtype=str),
+                 sources=np.array(self.sources, dtype=str), ahead_ms=self.ahead_ms,
                  **{f"target_{k}": v for k, v in self.targets.items()})
 
     @classmethod
@@ -118,6 +124,7 @@ class ValueData:
         """
         with np.load(path) as f:
             missing = {"obs", "seat", "game_id", "source", "clock_ms", "round_se", "sources",
+                       "ahead_ms",
                        *(f"target_{k}" for k in TARGETS)} - set(f.files)
             if missing:
                 raise ValueError(f"{path}: not a value data file (missing {sorted(missing)})")
@@ -126,7 +133,7 @@ class ValueData:
                                  f"package's are {rules.OBS_DIM}: collect the data again")
             return cls(f["obs"], f["seat"], f["game_id"], f["source"], f["clock_ms"],
                        {k: f[f"target_{k}"] for k in TARGETS}, f["round_se"],
-                       tuple(str(s) for s in f["sources"]))
+                       tuple(str(s) for s in f["sources"]), int(f["ahead_ms"]))
 
 
 def _unit_draws(state: core.CoreState, rows: np.ndarray, purpose: int) -> np.ndarray:
@@ -242,45 +249,49 @@ def _determinized(state: core.CoreState, seat: np.ndarray, keys: np.ndarray, cop
 
 
 def rollout_targets(state: core.CoreState, seat: np.ndarray, *, rollouts: int,
-                    game_rollouts: int, win_weight: float = 2.0,
-                    chunk: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``round`` and ``game`` targets of positions (module docstring).
+                    game_rollouts: int, ahead_ms: int = 2000, win_weight: float = 2.0,
+                    chunk: int = 1024) -> dict[str, np.ndarray]:
+    """The ``ahead``, ``round`` and ``game`` targets of positions (module docstring).
 
     Args:
         state: CoreState of the N positions.
         seat: (N,) int64 the observing seats.
-        rollouts: racer rollouts to the round's end per position, >= 1.
-        game_rollouts: racer rollouts to the game's end per position, >= 0 (0: the game
+        rollouts: racer rollouts per position of the ``ahead`` and of the ``round`` target,
+            1-4096 (other arrangements and streams for each target).
+        game_rollouts: racer rollouts to the game's end per position, 0-4096 (0: the game
             target is NaN).
+        ahead_ms: the ``ahead`` target's look-ahead, simulated ms, 1-600,000.
         win_weight: the value of a game won, on top of the card difference.
         chunk: positions rolled out at once.
 
     Returns:
-        ``(round, round_se, game)``: (N,) float32 each (``round_se`` NaN with one rollout).
+        {"ahead", "round", "round_se", "game"}: (N,) float32 each (``round_se`` NaN with one
+        rollout).
     """
     from agents.planner import PlannerBot
 
     check_int("rollouts", rollouts, 1, 4096)
     check_int("game_rollouts", game_rollouts, 0, 4096)
+    check_int("ahead_ms", ahead_ms, 1, 600_000)
     engine = PlannerBot(rollouts=1, horizon_ms=600_000, win_weight=win_weight)
     n = seat.size
     keys = position_keys(state, seat)
-    out_round, out_se, out_game = (np.full(n, np.nan, np.float32) for _ in range(3))
+    out = {k: np.full(n, np.nan, np.float32) for k in ("ahead", "round", "round_se", "game")}
+    runs = [("ahead", rollouts, dict(horizon_ms=ahead_ms)), ("round", rollouts, {}),
+            ("game", game_rollouts, dict(horizon_ms=int(state.config.max_game_ms),
+                                         whole_game=True))]
     for a in range(0, n, chunk):
         idx = np.arange(a, min(a + chunk, n))
         part = core.copy_rows(state, idx)
-        sims = _determinized(part, seat[idx], keys[idx], rollouts, 0)
-        v = engine.rollout(sims, np.repeat(seat[idx], rollouts)).reshape(idx.size, rollouts)
-        out_round[idx] = v.mean(axis=1)
-        if rollouts > 1:
-            out_se[idx] = v.std(axis=1, ddof=1) / np.sqrt(rollouts)
-        if game_rollouts:
-            sims = _determinized(part, seat[idx], keys[idx], game_rollouts, 1)
-            horizon = int(state.config.max_game_ms)
-            g = engine.rollout(sims, np.repeat(seat[idx], game_rollouts), horizon_ms=horizon,
-                               whole_game=True)
-            out_game[idx] = g.reshape(idx.size, game_rollouts).mean(axis=1)
-    return out_round, out_se, out_game
+        for kind, (name, count, how) in enumerate(runs):
+            if count == 0:
+                continue
+            sims = _determinized(part, seat[idx], keys[idx], count, kind)
+            v = engine.rollout(sims, np.repeat(seat[idx], count), **how).reshape(idx.size, count)
+            out[name][idx] = v.mean(axis=1)
+            if name == "round" and count > 1:
+                out["round_se"][idx] = v.std(axis=1, ddof=1) / np.sqrt(count)
+    return out
 
 
 @dataclass(frozen=True)
@@ -304,7 +315,7 @@ def data_jobs(games: int, per_job: int) -> list[ValueJob]:
 
 
 def play_value_jobs(jobs: Sequence[ValueJob], *, sources: Sequence[str], rate: float,
-                    rollouts: int, game_rollouts: int, seed: int = 0,
+                    rollouts: int, game_rollouts: int, ahead_ms: int = 2000, seed: int = 0,
                     config: SpitConfig | None = None, win_weight: float = 2.0,
                     batch_size: int = 128) -> list[ValueData]:
     """Each job's positions with their targets (a runner's ``play``: picklable with partial).
@@ -317,21 +328,21 @@ def play_value_jobs(jobs: Sequence[ValueJob], *, sources: Sequence[str], rate: f
         got = collect_positions(sources, job.game_ids, rate=rate, seed=seed, config=config,
                                 batch_size=batch_size)
         if got is None:
-            out.append(_empty(sources))
+            out.append(_empty(sources, ahead_ms))
             continue
         state, seat, gid, src, outcome = got
-        rnd, se, game = rollout_targets(state, seat, rollouts=rollouts,
-                                        game_rollouts=game_rollouts, win_weight=win_weight)
+        t = rollout_targets(state, seat, rollouts=rollouts, game_rollouts=game_rollouts,
+                            ahead_ms=ahead_ms, win_weight=win_weight)
         obs = core.observe(state, np.arange(seat.size), seat)
-        targets = {"round": rnd, "game": game,
+        targets = {"ahead": t["ahead"], "round": t["round"], "game": t["game"],
                    "outcome": (win_weight * outcome).astype(np.float32)}
-        out.append(ValueData(obs, seat, gid, src, state.clock.astype(np.int64), targets, se,
-                             tuple(sources)))
+        out.append(ValueData(obs, seat, gid, src, state.clock.astype(np.int64), targets,
+                             t["round_se"], tuple(sources), ahead_ms))
     return out
 
 
-def _empty(sources: Sequence[str]) -> ValueData:
+def _empty(sources: Sequence[str], ahead_ms: int) -> ValueData:
     """ValueData of no position."""
     i, f = np.zeros(0, np.int64), np.zeros(0, np.float32)
     return ValueData(np.zeros((0, rules.OBS_DIM), np.float32), i, i.copy(), i.copy(), i.copy(),
-                     {k: f.copy() for k in TARGETS}, f.copy(), tuple(sources))
+                     {k: f.copy() for k in TARGETS}, f.copy(), tuple(sources), ahead_ms)

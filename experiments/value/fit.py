@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from agents.value import ValueNetwork
+from agents.value import ValueNetwork, card_difference
 from experiments.value.data import TARGETS, ValueData
 
 __all__ = ["split_by_game", "fit_value", "evaluate", "calibration_bins"]
@@ -37,7 +37,8 @@ def _scaling(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean.astype(np.float32), scale.astype(np.float32)
 
 
-def fit_value(data: ValueData, target: str, *, hidden=(128, 128), steps: int = 4000,
+def fit_value(data: ValueData, target: str, *, residual: bool = True, hidden=(128, 128),
+              steps: int = 4000,
               batch_size: int = 512, learning_rate: float = 1e-3, weight_decay: float = 1e-5,
               seed: int = 0, threads: int = 1, meta: dict | None = None,
               progress: Callable[[int], None] | None = None) -> tuple[ValueNetwork, list[float]]:
@@ -47,6 +48,8 @@ def fit_value(data: ValueData, target: str, *, hidden=(128, 128), steps: int = 4
         data: the training positions.
         target: one of ``experiments.value.data.TARGETS``, or ``"mix"``: the mean of ``round``
             and ``game``.
+        residual: fit the target less the card difference the observation shows (the
+            network then adds it back: ``agents.value.ValueNetwork``'s ``residual``).
         hidden: the hidden layers' widths.
         steps: Adam steps.
         batch_size: positions per step, drawn with replacement.
@@ -66,7 +69,10 @@ def fit_value(data: ValueData, target: str, *, hidden=(128, 128), steps: int = 4
     torch.manual_seed(seed)
     y_all = target_values(data, target)
     ok = np.isfinite(y_all)
-    obs, y = data.obs[ok], y_all[ok].astype(np.float32)
+    obs, y = data.obs[ok], y_all[ok]
+    if residual:
+        y = y - card_difference(obs)
+    y = y.astype(np.float32)
     mean, scale = _scaling(obs)
     x = torch.from_numpy((obs - mean) * scale)
     yt = torch.from_numpy(y)
@@ -93,7 +99,7 @@ def fit_value(data: ValueData, target: str, *, hidden=(128, 128), steps: int = 4
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     weights = [m.weight.detach().numpy().T.copy() for m in linears]
     biases = [m.bias.detach().numpy().copy() for m in linears]
-    info = dict(meta or {}, target=target)
+    info = dict(meta or {}, target=target, residual=residual)
     return ValueNetwork(weights, biases, mean, scale, info), losses
 
 
@@ -142,19 +148,23 @@ def evaluate(net: ValueNetwork, data: ValueData, bins: int = 10) -> dict:
     """The network's held-out figures on ``data``.
 
     Returns:
-        ``explained``: {target: explained variance of it by the prediction}; ``corr``:
+        ``explained``: {target: explained variance of it by the prediction}; ``explained_change``:
+        {target: explained variance of the target less the card difference the observation
+        shows, by the prediction less it: what the network adds to the present}; ``corr``:
         {target: Pearson correlation}; ``outcome_win``: the explained variance of the game's
         result (+1 / 0 / -1) by the prediction's best linear rescaling (how much of who wins
         the value knows); ``calibration``: {target: :func:`calibration_bins`}; ``positions``
-        and ``games``.
+        and ``games``. A target the data lacks (NaN) gets NaN figures.
     """
     pred = net(data.obs)
+    now = card_difference(data.obs)
     out: dict = {"positions": len(data), "games": int(np.unique(data.game_id).size),
-                 "explained": {}, "corr": {}, "calibration": {}}
+                 "explained": {}, "explained_change": {}, "corr": {}, "calibration": {}}
     for name in (*TARGETS, "mix"):
         y = target_values(data, name)
         ok = np.isfinite(y)
         out["explained"][name] = _explained(pred, y)
+        out["explained_change"][name] = _explained(pred - now, y - now)
         out["corr"][name] = (float(np.corrcoef(pred[ok], y[ok])[0, 1])
                              if ok.sum() > 2 and np.std(y[ok]) > 0 else float("nan"))
         out["calibration"][name] = calibration_bins(pred, y, bins)

@@ -53,20 +53,22 @@ def _collect(args: Args, show: bool) -> tuple[ValueData, float]:
     t = time.perf_counter()
     jobs = data_jobs(args.games, args.games_per_job)
     play = partial(play_value_jobs, sources=args.source_list, rate=args.rate,
-                   rollouts=args.rollouts, game_rollouts=args.game_rollouts, seed=args.seed,
+                   rollouts=args.rollouts, game_rollouts=args.game_rollouts,
+                   ahead_ms=args.ahead_ms, seed=args.seed,
                    config=game_config(args), win_weight=args.win_weight)
-    with Progress(args.games, "value data", unit="games", enabled=show) as progress:
+    per_id = len(args.source_list)  # every source plays each game id
+    with Progress(args.games * per_id, "value data", unit="games", enabled=show) as progress:
         if args.ray:
             from experiments.cluster.connect import ray_session
             from experiments.cluster.tasks import run_jobs_on_ray
 
             with ray_session(args.address):
-                parts = run_jobs_on_ray(jobs, play, lambda _, n: progress(n))
+                parts = run_jobs_on_ray(jobs, play, lambda _, n: progress(n * per_id))
         else:
             parts = []
             for job in jobs:
                 parts += play([job])
-                progress(job.count)
+                progress(job.count * per_id)
     return ValueData.concat(parts), time.perf_counter() - t
 
 
@@ -117,12 +119,17 @@ def plot_calibration(calibration: dict, path: Path, title: str) -> None:
     fig.savefig(path, dpi=100)
 
 
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
 def _summary(report: dict) -> list[str]:
     held = report["holdout"]
-    ev = held["explained"]
-    lines = [f"held out: {held['positions']:,} positions of {held['games']:,} games; "
-             f"explained variance round {ev['round']:.3f}, game {ev['game']:.3f}, "
-             f"outcome {ev['outcome']:.3f} (of the game's result: {held['outcome_win']:.3f})"]
+    ev, ch = held["explained"], held["explained_change"]
+    lines = [f"held out: {held['positions']:,} positions of {held['games']:,} games; explained "
+             f"variance (of the change to come) ahead {_fmt(ev['ahead'])} ({_fmt(ch['ahead'])}), "
+             f"round {_fmt(ev['round'])} ({_fmt(ch['round'])}), game {_fmt(ev['game'])}, outcome "
+             f"{_fmt(ev['outcome'])}; of the game's result {_fmt(held['outcome_win'])}"]
     if "screen" in report:
         s = report["screen"]
         lines.append(f"screen, planner at {s['horizon_ms']} ms: gain per decision "
@@ -130,6 +137,17 @@ def _summary(report: dict) -> list[str]:
                      f"without (paired difference {s['with_minus_without']:+.5f} ± "
                      f"{s['with_minus_without_se']:.5f})")
     return lines
+
+
+def _strict(value):
+    """``value`` as strict JSON has it: NaN and infinities as None, in nested lists and dicts."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
 
 
 def run(args: Args, show: bool = True) -> dict:
@@ -147,30 +165,32 @@ def run(args: Args, show: bool = True) -> dict:
     train, held = split_by_game(data, args.holdout, args.seed)
     meta = dict(command="python -m experiments.train_value " + " ".join(
         f"--{k.replace('_', '-')} {v}" for k, v in config_of(args).items()
-        if k in ("sources", "games", "rate", "rollouts", "game_rollouts", "target", "hidden",
-                 "steps", "seed") and v is not None), commit=_commit(),
-        win_weight=args.win_weight, positions=int(train.sum()))
+        if k in ("sources", "games", "rate", "rollouts", "ahead_ms", "game_rollouts", "target",
+                 "hidden", "steps", "seed") and v is not None), commit=_commit(),
+        win_weight=args.win_weight, ahead_ms=data.ahead_ms, positions=int(train.sum()))
     t = time.perf_counter()
     with Progress(args.steps, "fit", unit="steps", enabled=show) as progress:
-        net, losses = fit_value(data.take(train), args.target, hidden=args.layers,
+        net, losses = fit_value(data.take(train), args.target, residual=args.residual,
+                                hidden=args.layers,
                                 steps=args.steps, batch_size=args.batch_size,
                                 learning_rate=args.learning_rate, seed=args.seed,
                                 threads=args.torch_threads, meta=meta, progress=progress)
     fit_s = time.perf_counter() - t
     figures = evaluate(net, data.take(held))
-    net.meta["holdout"] = {k: figures[k] for k in ("positions", "games", "explained", "corr",
-                                                    "outcome_win")}
+    net.meta["holdout"] = _strict({k: figures[k] for k in ("positions", "games", "explained",
+                                                    "explained_change", "corr", "outcome_win")})
     net.save(out / "value.npz")
-    plot_calibration({k: figures["calibration"][k] for k in ("round", "game", "outcome")},
+    plot_calibration({k: v for k, v in figures["calibration"].items() if k != "mix" and v},
                      out / "calibration.png",
                      f"value network ({args.target} target), {figures['games']:,} held-out games")
     report = {"settings": config_of(args), "commit": meta["commit"], "positions": len(data),
               "games": int(np.unique(data.game_id).size), "data_seconds": round(data_s, 1),
               "fit_seconds": round(fit_s, 1), "losses": [round(x, 5) for x in losses],
               "holdout": figures}
+    report = _strict(report)
     if args.screen:
         report["screen"] = _screen(out / "value.npz", show)
-    (out / "report.json").write_text(json.dumps(report, indent=2))
+    (out / "report.json").write_text(json.dumps(_strict(report), indent=2))
     for line in _summary(report):
         print(line, flush=True)
     for path in sorted(out.iterdir()):
