@@ -31,11 +31,15 @@ Profiles: ``"expert"`` (16 rollouts per legal move, 3 s horizon: the planner's b
 
 from __future__ import annotations
 
+from functools import partial
+
+import numpy as np
+
 from agents.planner import PlannerBot
 from spit_env.checks import check_int
 from spit_env.policy import make_policy
 
-__all__ = ["ExpertBot", "PROFILES", "NETWORK", "make_expert", "make_expert_fast"]
+__all__ = ["ExpertBot", "PROFILES", "NETWORK", "make_expert", "make_expert_fast", "network_prior"]
 
 #: the ``rollout_policy`` value that names the expert's own network
 NETWORK = "network"
@@ -85,7 +89,9 @@ class ExpertBot(PlannerBot):
             game rows gains nothing from more on a shared machine;
             ``agents.network.NetworkPolicy``).
         **planner_kwargs: the planner's other arguments (``win_weight``, ``confidence``,
-            ``racing``, ``race_z``, ``leaf_value``; :class:`agents.planner.PlannerBot`).
+            ``racing``, ``race_z``, ``leaf_value``, ``prune``;
+            :class:`agents.planner.PlannerBot`); ``prune`` drops the moves the network gives
+            less than that probability (its ``prior``: :func:`network_prior`, unless given).
 
     Raises:
         ValueError: a bad budget, an unknown or table-reading rollout policy, both ``path`` and
@@ -102,9 +108,12 @@ class ExpertBot(PlannerBot):
                              "(agents.make('planner', reference=...))")
         threads = check_int("threads", threads, 1)
         # the budget is checked before the network is loaded (a bad value costs no file read)
+        own_prior = planner_kwargs.get("prior") is None
         PlannerBot(rollouts=rollouts, horizon_ms=horizon_ms, rollout_policy="random",
-                   **planner_kwargs)
+                   **dict(planner_kwargs, prior=_uniform if own_prior else planner_kwargs["prior"]))
         network = make_policy("network", path=path, model=model, threads=threads)
+        if own_prior:  # pruning by the network's own probabilities
+            planner_kwargs["prior"] = partial(network_prior, network)
         rollout = network if _names_network(rollout_policy) else rollout_policy
         super().__init__(rollouts=rollouts, horizon_ms=horizon_ms, rollout_policy=rollout,
                          reference=network, **planner_kwargs)
@@ -120,6 +129,24 @@ class ExpertBot(PlannerBot):
         return (f"ExpertBot(rollouts={self.rollouts}, horizon_ms={self.horizon_ms}, "
                 f"rollout_policy={self.rollout_policy!r}, network={where}, "
                 f"win_weight={self.win_weight}, confidence={self.confidence})")
+
+
+def network_prior(network, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """(n, A) float64 the network's probabilities of the legal moves (softmax of its logits).
+
+    Args:
+        network: an ``agents.network.NetworkPolicy``.
+        obs: (n, D) float32 observations.
+        masks: (n, A) bool legal moves (a row with none gets zeros).
+    """
+    logits = np.where(masks, network.logits(obs).astype(np.float64), -np.inf)
+    top = logits.max(axis=1, keepdims=True)
+    p = np.exp(logits - np.where(np.isfinite(top), top, 0.0))
+    return p / np.maximum(p.sum(axis=1, keepdims=True), 1e-300)
+
+
+def _uniform(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    return masks / np.maximum(masks.sum(axis=1, keepdims=True), 1)
 
 
 def _names_network(spec) -> bool:

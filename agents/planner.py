@@ -200,6 +200,11 @@ class PlannerBot:
             standard errors is below 0 is dropped (it could hardly end up ``confidence``
             standard errors above it); a row whose moves are all dropped stops.
         race_z: the standard errors of that drop rule, >= 0.
+        prior: None, or a callable ``(obs (n, D) float32, masks (n, A) bool) -> (n, A)``
+            probabilities of the legal moves (a policy network's; the expert's is its own).
+        prune: moves the prior gives less than this probability get no rollouts (the reference
+            move always gets them), in [0, 1]; 0: none is pruned. A decision left with one
+            move plays the reference move without a search.
         leaf_value: the value of a rollout that stops at the horizon, in the planner's units
             and from the observing seat: a callable ``(obs (n, D) float32) -> (n,) float64``
             (the observation is the planner's seat's, ``core.observe``), a value network's
@@ -226,13 +231,22 @@ class PlannerBot:
 
     def __init__(self, rollouts: int = 16, horizon_ms: int = 3000, rollout_policy="racer",
                  win_weight: float = 2.0, confidence: float = 1.0, reference=None,
-                 leaf_value=None, racing: int = 1, race_z: float = 1.0):
+                 leaf_value=None, racing: int = 1, race_z: float = 1.0, prior=None,
+                 prune: float = 0.0):
         self.rollouts = check_int("rollouts", rollouts, 1, 4096)
         self.horizon_ms = check_int("horizon_ms", horizon_ms, 1, 600_000)
         self.win_weight = check_number("win_weight", win_weight, 0)
         self.confidence = check_number("confidence", confidence, 0)
         self.racing = check_int("racing", racing, 1, 4096)
         self.race_z = check_number("race_z", race_z, 0)
+        self.prune = check_number("prune", prune, 0, 1)
+        if prior is not None and not callable(prior):
+            raise ValueError(f"prior must be None or a callable (obs (n, D) float32, masks (n, "
+                             f"A) bool) -> (n, A) probabilities, got {prior!r}")
+        if self.prune > 0 and prior is None:
+            raise ValueError("prune needs a prior (the probabilities it prunes by): the expert "
+                             "has its network's; give the planner prior=")
+        self.prior = prior
         if isinstance(leaf_value, (str, PathLike)):  # the shipped value network, or a file
             from agents.value import load_value
 
@@ -255,6 +269,7 @@ class PlannerBot:
         extra = "" if self.reference is None else f", reference={self.reference!r}"
         extra += "" if self.leaf_value is None else f", leaf_value={self.leaf_value!r}"
         extra += "" if self.racing == 1 else f", racing={self.racing}, race_z={self.race_z}"
+        extra += "" if self.prune == 0 else f", prune={self.prune}"
         return (f"PlannerBot(rollouts={self.rollouts}, horizon_ms={self.horizon_ms}, "
                 f"rollout_policy={self.rollout_policy!r}, win_weight={self.win_weight}, "
                 f"confidence={self.confidence}{extra})")
@@ -412,10 +427,18 @@ class PlannerBot:
             return Plan(out, out.copy(), planned, empty_i, empty_i.copy(), empty_f,
                         empty_f.copy(), empty_i.copy(), value)
         pm, pk = masks[plan], keys[plan]
-        cand_row, cand_action = np.nonzero(pm)
         # The reference move: another move is played only when its rollouts beat the
         # reference's on the same futures by ``confidence`` standard errors.
         base = self._reference_moves(table, plan, obs[plan], pm, pk)
+        if self.prune > 0:
+            pm, searched = self._pruned(obs[plan], pm, base)
+            out[plan[~searched]] = base[~searched]
+            plan, pm, pk, base = plan[searched], pm[searched], pk[searched], base[searched]
+            if plan.size == 0:
+                empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0)
+                return Plan(out, out.copy(), planned, empty_i, empty_i.copy(), empty_f,
+                            empty_f.copy(), empty_i.copy(), value)
+        cand_row, cand_action = np.nonzero(pm)
         legal = pm[np.arange(plan.size), base]
         values, n = self._evaluate(table, plan, pk, cand_row, cand_action,
                                    np.where(legal, base, -1))
@@ -445,6 +468,27 @@ class PlannerBot:
         self.last_stats["deviations"] = int((pick != base).sum())
         return Plan(out, reference, planned, plan[cand_row].astype(np.int64),
                     cand_action.astype(np.int64), mean, se, n.astype(np.int64), value)
+
+    def _pruned(self, obs: np.ndarray, masks: np.ndarray, base: np.ndarray):
+        """The moves left to search after the prior's pruning, and the rows that search.
+
+        Args:
+            obs: (n, D) float32 the planned rows' observations.
+            masks: (n, A) bool their legal moves.
+            base: (n,) int64 their reference moves (never pruned).
+
+        Returns:
+            ``(masks, searched)``: (n, A) bool the moves kept (those the prior gives at least
+            ``prune``, and the reference move); (n,) bool the rows left with two or more.
+        """
+        prior = np.asarray(self.prior(obs, masks), np.float64)
+        if prior.shape != masks.shape or not np.isfinite(prior[masks]).all():
+            raise ValueError(f"prior must return {masks.shape} finite probabilities, got "
+                             f"shape {prior.shape}")
+        keep = prior >= self.prune
+        keep[np.arange(base.size), base] = True
+        masks = masks & keep
+        return masks, masks.sum(axis=1) >= 2
 
     def _reference_moves(self, table, plan, obs, masks, keys) -> np.ndarray:
         """(n,) int64 the reference policy's move for the planner's seat of each planned row.

@@ -16,7 +16,7 @@ import numpy as np
 from agents.arena import Player
 from spit_env import streams
 from spit_env.config import SpitConfig
-from spit_env.policy import apply_profile, call_policy, make_policy
+from spit_env.policy import apply_profile, call_policy, make_policy, seat_profile
 
 __all__ = ["parse_player", "player_label", "player_problem", "player_moves"]
 
@@ -70,11 +70,7 @@ def _seated(player, config: SpitConfig) -> tuple:
         base, latency = player, None
     seated = []
     for s in (0, 1):
-        cfg = config
-        if latency is not None:
-            pair = list(cfg.latency)
-            pair[s] = latency
-            cfg = cfg.replace(latency=tuple(pair))
+        _, cfg = seat_profile(base, config, s, latency)  # the one writer of a seat's latency
         seated.append(apply_profile(base, cfg, s)[0])
     return tuple(seated)
 
@@ -115,8 +111,9 @@ def player_moves(player, positions, keys: np.ndarray, *, chunk: int = 256):
     moves = np.empty(n, np.int64)
     t0 = time.process_time()
     for a in range(0, n, chunk):
-        rows = np.arange(a, min(n, a + chunk))
-        groups = [rows] if pols[0] is pols[1] else [rows[positions.seat[rows] == s] for s in (0, 1)]
+        block = np.arange(a, min(n, a + chunk))
+        groups = ([block] if pols[0] is pols[1]
+                  else [block[positions.seat[block] == s] for s in (0, 1)])
         for s, idx in enumerate(groups):
             if idx.size == 0:
                 continue

@@ -143,9 +143,9 @@ def stack_states(states: Sequence[core.CoreState]) -> core.CoreState:
     return replace(first, **arrays)
 
 
-def _sample_draws(state: core.CoreState, rows: np.ndarray, seat: int) -> np.ndarray:
+def _sample_draws(state: core.CoreState, idx: np.ndarray, seat: int) -> np.ndarray:
     """(n,) float64 in [0, 1): the sampling draw of each decision, a hash of the game's key."""
-    h = streams.draw(state.key[rows], _SAMPLE, seat, state.decisions[rows, seat].astype(np.int64))
+    h = streams.draw(state.key[idx], _SAMPLE, seat, state.decisions[idx, seat].astype(np.int64))
     return (h >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
 
@@ -158,18 +158,18 @@ class _Recorder:
         self.draws: list[np.ndarray] = []
 
     def __call__(self, state: core.CoreState, game_ids: np.ndarray) -> None:
-        rows = np.flatnonzero((game_ids >= 0) & state.free[:, self.seat]
+        idx = np.flatnonzero((game_ids >= 0) & state.free[:, self.seat]
                               & ~(state.terminated | state.truncated))
-        if rows.size == 0:
+        if idx.size == 0:
             return
-        masks = core.legal_action_mask(state, rows, np.full(rows.size, self.seat))
-        rows = rows[masks.sum(axis=1) >= 2]
-        if rows.size == 0:
+        masks = core.legal_action_mask(state, idx, np.full(idx.size, self.seat))
+        idx = idx[masks.sum(axis=1) >= 2]
+        if idx.size == 0:
             return
-        u = _sample_draws(state, rows, self.seat)
+        u = _sample_draws(state, idx, self.seat)
         keep = u < self.p
         if keep.any():
-            self.states.append(core.copy_rows(state, rows[keep]))
+            self.states.append(core.copy_idx(state, idx[keep]))
             self.draws.append(u[keep])
 
 

@@ -9,7 +9,8 @@ command line before any work starts and reports the first bad value as an
     check_game_ms("--eval-max-game-ms", 5)     # --eval-max-game-ms: max_game_ms must be ...
     check_players("--eval-opponents", ["gredy"])  # ... unknown player 'gredy'; did you mean ...
 
-The checks of one trainer alone live beside its arguments (``experiments/ppo/args.py``, ...).
+The checks of one trainer alone live beside its arguments (``experiments/ppo/checks.py``,
+``experiments/expert/args.py``, ...).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import zipfile
 from pathlib import Path
 
 __all__ = ["ArgumentError", "flag", "check_positive", "check_at_least", "check_fraction",
+           "check_layers",
            "check_latency", "check_game_ms", "check_players", "check_out_folder",
            "check_json_file", "check_model_zip"]
 
@@ -67,6 +69,24 @@ def check_fraction(name: str, value, *, low_open: bool = True, high_open: bool =
     if not ok:
         interval = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
         raise ArgumentError(f"{name} must be in {interval}, got {value}")
+
+
+def check_layers(name: str, layers) -> tuple[int, ...]:
+    """``layers`` as hidden-layer widths: integers >= 1, a sequence or text ``"256,256"``.
+
+    Raises:
+        ArgumentError: "<name> must be one or more positive layer sizes (e.g. 256,256), got
+            <layers>".
+    """
+    try:
+        sizes = (tuple(int(n) for n in layers.split(",")) if isinstance(layers, str)
+                 else tuple(int(n) for n in layers))
+    except (TypeError, ValueError):
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise ArgumentError(f"{name} must be one or more positive layer sizes (e.g. 256,256), "
+                            f"got {layers!r}")
+    return sizes
 
 
 def check_latency(name: str, spec):

@@ -21,6 +21,7 @@ from experiments.cli.checks import (
     check_at_least,
     check_game_ms,
     check_latency,
+    check_layers,
     check_out_folder,
     check_players,
     check_positive,
@@ -173,16 +174,9 @@ def parse_layers(spec: str) -> list[int]:
     """``"256,256"`` -> ``[256, 256]``.
 
     Raises:
-        ArgumentError: "--net-arch: ..." unless positive integers separated by commas.
+        ArgumentError: "--net-arch ..." unless positive integers separated by commas.
     """
-    try:
-        layers = [int(n) for n in str(spec).split(",")]
-    except ValueError:
-        layers = []
-    if not layers or min(layers) < 1:
-        raise ArgumentError(f"--net-arch must be positive layer sizes separated by commas, "
-                            f"got {spec!r}")
-    return layers
+    return list(check_layers("--net-arch", spec))
 
 
 def parse_mix(spec: str, flag: str, extra=()) -> list[tuple[str, float]]:

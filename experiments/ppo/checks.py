@@ -19,6 +19,7 @@ from experiments.cli.checks import (
     check_game_ms,
     check_json_file,
     check_latency,
+    check_layers,
     check_model_zip,
     check_out_folder,
     check_positive,
@@ -116,9 +117,7 @@ def _check_numbers(args: Args) -> None:
     check_fraction("--gamma", args.gamma)
     check_fraction("--gae-lambda", args.gae_lambda, low_open=False)
     check_fraction("--clip-range", args.clip_range)
-    if not args.net_arch or any(n <= 0 for n in args.net_arch):
-        raise ArgumentError(
-            f"--net-arch must be one or more positive layer sizes, got {args.net_arch}")
+    check_layers("--net-arch", args.net_arch)
     check_fraction("--self-play-bot-weight", args.self_play_bot_weight, low_open=False)
     if args.curriculum_threshold is not None:
         check_fraction("--curriculum-threshold", args.curriculum_threshold)

@@ -18,6 +18,7 @@ from experiments.cli.checks import (
     check_game_ms,
     check_json_file,
     check_latency,
+    check_layers,
     check_out_folder,
     check_players,
     check_positive,
@@ -149,9 +150,7 @@ def validate(args: Args) -> None:
     for name in ("lr", "gamma", "gae_lambda"):
         check_fraction(flag(name), getattr(args, name))
     check_at_least("--entropy-coeff", args.entropy_coeff, 0)
-    if not args.hiddens or any(h < 1 for h in args.hiddens):
-        raise ArgumentError(
-            f"--hiddens must be one or more positive layer sizes, got {args.hiddens}")
+    check_layers("--hiddens", args.hiddens)
     bots = rllib_bots()
     if args.opponent not in bots:  # a bare name: its latency is --latency, as the learner's
         raise ArgumentError(

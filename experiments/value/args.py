@@ -18,12 +18,13 @@ from experiments.cli.checks import (
     check_fraction,
     check_game_ms,
     check_latency,
+    check_layers,
     check_out_folder,
     check_players,
     check_positive,
 )
 
-__all__ = ["Args", "SMOKE", "check", "config_of", "parse_hidden"]
+__all__ = ["Args", "SMOKE", "check", "config_of"]
 
 
 @dataclass
@@ -67,8 +68,8 @@ class Args:
     residual: bool = True
     """Fit the target less the card difference the observation shows (the network adds it
     back): it learns the change to come, not the present."""
-    hidden: str = "128,128"
-    """Hidden layer widths, separated by commas."""
+    hidden: tuple[int, ...] = (128, 128)
+    """Hidden layer widths (--hidden 128 128)."""
     steps: int = 6000
     """Adam steps of the fit."""
     batch_size: int = 512
@@ -107,16 +108,12 @@ class Args:
         """--sources as names."""
         return [s.strip() for s in self.sources.split(",") if s.strip()]
 
-    @property
-    def layers(self) -> tuple[int, ...]:
-        """--hidden as widths."""
-        return parse_hidden(self.hidden)
 
 
 #: The values ``--smoke`` gives every field not set on the command line: two sources of 8
 #: games, 4 rollouts, a 200-step fit of a small network, games cut at 2 min.
 SMOKE = dict(sources="racer,greedy", games=8, rate=0.05, rollouts=4, game_rollouts=1,
-             hidden="32", steps=200, batch_size=128, max_game_ms=120_000, games_per_job=4,
+             hidden=(32,), steps=200, batch_size=128, max_game_ms=120_000, games_per_job=4,
              holdout=0.25)
 
 
@@ -124,22 +121,6 @@ def config_of(args: Args) -> dict:
     """A run's settings, config.json's content (paths as text; --smoke is not one)."""
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(args).items()
             if k != "smoke"}
-
-
-def parse_hidden(spec: str) -> tuple[int, ...]:
-    """``"128,128"`` -> ``(128, 128)``.
-
-    Raises:
-        ArgumentError: "--hidden: ..." unless positive integers separated by commas.
-    """
-    try:
-        layers = tuple(int(n) for n in str(spec).split(","))
-    except ValueError:
-        layers = ()
-    if not layers or min(layers) < 1:
-        raise ArgumentError(f"--hidden must be positive layer widths separated by commas, "
-                            f"got {spec!r}")
-    return layers
 
 
 def check(args: Args) -> Args:
@@ -172,7 +153,7 @@ def check(args: Args) -> Args:
     if args.target == "game" and args.data is None and args.game_rollouts == 0:
         raise ArgumentError("--target game needs --game-rollouts >= 1")
     check_at_least("--win-weight", args.win_weight, 0)
-    parse_hidden(args.hidden)
+    check_layers("--hidden", args.hidden)
     for flag, value in (("--steps", args.steps), ("--batch-size", args.batch_size),
                         ("--torch-threads", args.torch_threads)):
         check_at_least(flag, value, 1)

@@ -91,7 +91,9 @@ class ValueData:
 
     @classmethod
     def concat(cls, parts: Sequence[ValueData]) -> ValueData:
-        """The positions of ``parts`` in order (the same sources).
+        """The positions of ``parts``, ordered by game id, then clock.
+
+        The order is the same whatever the parts (jobs) the positions were collected in.
 
         Raises:
             ValueError: no part, or parts of other sources.
@@ -102,11 +104,12 @@ class ValueData:
             raise ValueError("ValueData.concat: the parts must have the same sources and "
                              "ahead_ms")
         cat = np.concatenate
-        return cls(cat([p.obs for p in parts]), cat([p.seat for p in parts]),
-                   cat([p.game_id for p in parts]), cat([p.source for p in parts]),
-                   cat([p.clock_ms for p in parts]),
-                   {k: cat([p.targets[k] for p in parts]) for k in TARGETS},
-                   cat([p.round_se for p in parts]), parts[0].sources, parts[0].ahead_ms)
+        out = cls(cat([p.obs for p in parts]), cat([p.seat for p in parts]),
+                  cat([p.game_id for p in parts]), cat([p.source for p in parts]),
+                  cat([p.clock_ms for p in parts]),
+                  {k: cat([p.targets[k] for p in parts]) for k in TARGETS},
+                  cat([p.round_se for p in parts]), parts[0].sources, parts[0].ahead_ms)
+        return out.take(np.lexsort((out.clock_ms, out.game_id)))
 
     def save(self, path: Path) -> None:
         """Write the positions to ``path`` (.npz, uncompressed)."""
@@ -136,9 +139,9 @@ class ValueData:
                        tuple(str(s) for s in f["sources"]), int(f["ahead_ms"]))
 
 
-def _unit_draws(state: core.CoreState, rows: np.ndarray, purpose: int) -> np.ndarray:
+def _unit_draws(state: core.CoreState, idx: np.ndarray, purpose: int) -> np.ndarray:
     """(n,) float64 in [0, 1): a draw per row, hashed from its game's key and clock."""
-    h = streams.draw(state.key[rows], purpose, 0, state.clock[rows].astype(np.int64))
+    h = streams.draw(state.key[idx], purpose, 0, state.clock[idx].astype(np.int64))
     return (h >> np.uint64(11)).astype(np.float64) * _U53
 
 
@@ -151,11 +154,11 @@ class _Sampler:
         self.seats: list[np.ndarray] = []
 
     def __call__(self, state: core.CoreState, game_ids: np.ndarray) -> None:
-        rows = np.flatnonzero((game_ids >= 0) & (state.phase != rules.PHASE_OVER)
+        idx = np.flatnonzero((game_ids >= 0) & (state.phase != rules.PHASE_OVER)
                               & ~(state.terminated | state.truncated))
-        if rows.size == 0:
+        if idx.size == 0:
             return
-        keep = rows[_unit_draws(state, rows, _SAMPLE) < self.rate]
+        keep = idx[_unit_draws(state, idx, _SAMPLE) < self.rate]
         if keep.size:
             self.states.append(core.copy_rows(state, keep))
             seat = (streams.draw(state.key[keep], _SAMPLE, 1,

@@ -171,7 +171,7 @@ def run(args: Args, show: bool = True) -> dict:
     t = time.perf_counter()
     with Progress(args.steps, "fit", unit="steps", enabled=show) as progress:
         net, losses = fit_value(data.take(train), args.target, residual=args.residual,
-                                hidden=args.layers,
+                                hidden=args.hidden,
                                 steps=args.steps, batch_size=args.batch_size,
                                 learning_rate=args.learning_rate, seed=args.seed,
                                 threads=args.torch_threads, meta=meta, progress=progress)

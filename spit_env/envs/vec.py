@@ -230,8 +230,7 @@ class SpitVecEnv(BatchView, VecEnv):
                 integers 0-22, or (with ``illegal_action="raise"``) an illegal action; nothing
                 is changed then (actions given before and not yet stepped stay pending).
         """
-        if self._obs is None:
-            raise ValueError("step() called before reset(); call reset() first")
+        self._ready("step")
         self._duel.need_start()
         b = self.num_envs
         a = check_actions(actions, b)  # a copy: the caller's array may change before step_wait

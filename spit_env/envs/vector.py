@@ -160,8 +160,7 @@ class SpitVectorEnv(BatchView, VectorEnv):
                 or (with ``illegal_action="raise"``) an illegal action in a live row; nothing is
                 changed then.
         """
-        if self._obs is None:
-            raise ValueError("step() called before reset(); call reset() first")
+        self._ready("step")
         self._duel.need_start()
         a = check_actions(actions, self.num_envs)
         live = ~self._ended

@@ -40,10 +40,10 @@ class DuelView:
         """Refuse ``method()`` before the first reset.
 
         Raises:
-            ValueError: "<method>() called before reset()".
+            ValueError: "<method>() called before reset(); call reset() first".
         """
         if self._obs is None:
-            raise ValueError(f"{method}() called before reset()")
+            raise ValueError(f"{method}() called before reset(); call reset() first")
 
     def _learners(self) -> tuple[np.ndarray, np.ndarray]:
         """((B,) int64 row indices 0..B-1, (B,) int64 each row's learner seat, a copy)."""
