@@ -25,6 +25,7 @@ runner may keep the weights it was built with, and the first iterations would sa
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import numpy as np
@@ -262,7 +263,8 @@ def restore_algorithm(path):
 
     ``Algorithm.from_checkpoint`` (nothing to register first: the config names importable
     classes), then :func:`sync_env_runner_weights`. Start Ray first
-    (``experiments.cluster.connect.ray_session``), or RLlib starts a default local one.
+    (``experiments.cluster.connect.ray_session``), or RLlib starts a default local one; either
+    way Python's global ``random`` state is left as it was (Ray's start draws from it).
 
     Args:
         path: an algorithm checkpoint (``Algorithm.save_to_path``) or a training run's folder
@@ -284,7 +286,11 @@ def restore_algorithm(path):
     if root is None:
         raise ValueError(f"path: {str(path)!r} is not an RLlib algorithm checkpoint (no "
                          "rllib_checkpoint.json in it or in its checkpoint/ folder)")
-    algo = Algorithm.from_checkpoint(str(root.resolve()))
+    state = random.getstate()  # Ray, if RLlib starts it here, draws from the global random
+    try:
+        algo = Algorithm.from_checkpoint(str(root.resolve()))
+    finally:
+        random.setstate(state)
     sync_env_runner_weights(algo)
     return algo
 

@@ -29,7 +29,7 @@ from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 from spit_env.progress import Progress
 
-__all__ = ["run", "game_config", "plot_calibration", "SCREEN_HORIZON_MS"]
+__all__ = ["run", "game_config", "plot_calibration", "command_of", "SCREEN_HORIZON_MS"]
 
 #: the horizon of the planners the run screens, with and without its value
 SCREEN_HORIZON_MS = 1000
@@ -38,6 +38,28 @@ SCREEN_HORIZON_MS = 1000
 def game_config(args: Args) -> SpitConfig:
     """The games' config: both seats at ``--latency``, truncated after ``--max-game-ms``."""
     return SpitConfig(latency=Latency.parse(args.latency), max_game_ms=args.max_game_ms)
+
+
+#: the flags that make a value network, as its file records its command
+_COMMAND_FLAGS = ("seed", "sources", "games", "rate", "rollouts", "ahead_ms", "game_rollouts",
+                  "target", "residual", "hidden", "steps", "data")
+
+
+def command_of(args: Args) -> str:
+    """The command line that makes the run's network again (its file's ``command``)."""
+    parts = []
+    for name in _COMMAND_FLAGS:
+        value = getattr(args, name)
+        flag = "--" + name.replace("_", "-")
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            parts.append(flag if value else "--no-" + flag[2:])
+        elif isinstance(value, tuple):
+            parts.append(f"{flag} {' '.join(str(v) for v in value)}")
+        else:
+            parts.append(f"{flag} {value}")
+    return "python -m experiments.train_value " + " ".join(parts)
 
 
 def _commit() -> str | None:
@@ -163,11 +185,8 @@ def run(args: Args, show: bool = True) -> dict:
         data, data_s = _collect(args, show)
     data.save(out / "data.npz")
     train, held = split_by_game(data, args.holdout, args.seed)
-    meta = dict(command="python -m experiments.train_value " + " ".join(
-        f"--{k.replace('_', '-')} {v}" for k, v in config_of(args).items()
-        if k in ("sources", "games", "rate", "rollouts", "ahead_ms", "game_rollouts", "target",
-                 "hidden", "steps", "seed") and v is not None), commit=_commit(),
-        win_weight=args.win_weight, ahead_ms=data.ahead_ms, positions=int(train.sum()))
+    meta = dict(command=command_of(args), commit=_commit(), win_weight=args.win_weight,
+                ahead_ms=data.ahead_ms, positions=int(train.sum()))
     t = time.perf_counter()
     with Progress(args.steps, "fit", unit="steps", enabled=show) as progress:
         net, losses = fit_value(data.take(train), args.target, residual=args.residual,
