@@ -40,6 +40,7 @@ from agents.arena import GameJob, Player, pairing_result, play_jobs, player_erro
 from experiments.cli import ArgumentParser
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
+from spit_env.progress import counted
 
 __all__ = ["run_pairing", "study", "plot_curve", "main"]
 
@@ -127,7 +128,7 @@ def study(budgets, opponents, deals: int, curve_rollouts, curve_opponent: str,
         :func:`run_pairing` dicts; a curve point also has "rollouts").
     """
     from agents import PLANNER_PROFILES
-    from spit_env.progress import Progress, counted
+    from spit_env.progress import Progress
 
     jobs = [("table", Player.parse(b), o, deals) for b in budgets for o in opponents]
     horizon = PLANNER_PROFILES["planner"]["horizon_ms"]
@@ -217,8 +218,8 @@ def plot_curve(result: dict, path: str | Path | None = None):
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("rollouts per legal move and decision")
     ax.set_ylabel("win rate of the planner")
-    ax.set_title(f"Does thinking pay? ({result['curve_deals']} duplicate deals per point)",
-                 fontsize=10)
+    deals = counted(result["curve_deals"], "duplicate deal")
+    ax.set_title(f"Does thinking pay? ({deals} per point)", fontsize=10)
     ax.legend(fontsize=8)
     return save_figure(fig, path)
 

@@ -30,6 +30,7 @@ from experiments.cli import ArgumentParser, player_help
 from spit_env import replay
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
+from spit_env.progress import counted
 from spit_env.replay.html import write_html
 
 __all__ = ["play_game", "main"]
@@ -133,7 +134,7 @@ def main(argv=None) -> dict:
             record = replay.load(args.load)
             if not args.no_check:
                 n = replay.check(record)
-                print(f"{args.load}: the core rebuilds all {n} recorded states")
+                print(f"{args.load}: the core rebuilds all {counted(n, 'recorded state')}")
         except ValueError as err:
             sys.exit(f"error: {err}")
     else:
@@ -147,8 +148,8 @@ def main(argv=None) -> dict:
                                progress=progress)
     o = record["outcome"]
     names = [p["name"] for p in record["players"]]
-    print(f"{names[0]} vs {names[1]}: {o['result']} after {o['rounds']} rounds, "
-          f"{o['clock_ms'] / 1000:.1f} s of game time, {o['steps']} steps")
+    print(f"{names[0]} vs {names[1]}: {o['result']} after {counted(o['rounds'], 'round')}, "
+          f"{o['clock_ms'] / 1000:.1f} s of game time, {counted(o['steps'], 'step')}")
     if args.json is not None:
         replay.save(record, args.json)
         print(f"wrote {args.json}")

@@ -29,6 +29,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from experiments.cli import ArgumentParser
+from spit_env.progress import counted
 
 __all__ = ["ReplayVecEnv", "record_bank", "run", "main"]
 
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.bank_steps < 2:
         parser.error("--bank-steps must be >= 2")
     result = run(args.total_timesteps, args.bank_steps, args.seed, show_progress=not args.quiet)
-    print(f"SB3 ceiling: {result['timesteps']:,} steps in {result['seconds']:.0f} s = "
+    print(f"SB3 ceiling: {counted(result['timesteps'], 'step')} in {result['seconds']:.0f} s = "
           f"{result['steps_per_second']:,.0f} steps/s (MaskablePPO, train_ppo's defaults, an "
           f"environment that costs nothing)")
     if args.json:

@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 from experiments.cli import ArgumentParser, player_help
+from spit_env.progress import counted
 
 __all__ = ["main", "PUBLISHED"]
 
@@ -181,8 +182,9 @@ def _score_all(players, truth, args) -> list:
 
 def _print_scores(truth, scores) -> None:
     meta = truth.meta
-    print(f"truth set v{meta['version']}: {truth.size:,} positions, {meta['rollouts']:,} "
-          f"rollouts per move (commit {meta['commit'][:10] or '?'}); gains in planner units "
+    print(f"truth set v{meta['version']}: {counted(truth.size, 'position')}, "
+          f"{counted(meta['rollouts'], 'rollout')} per move (commit {meta['commit'][:10] or '?'}); "
+          "gains in planner units "
           f"(a card = 0.019); the best move gains {scores[0].available:.4f} per decision, about "
           f"{truth.best_gain_noise():.4f} of it the truth's noise")
     cols = ("player", "gain / decision", "± se", "share", "departures", "precision",
@@ -334,8 +336,8 @@ def _run_build(args, argv) -> dict:
         truth, stats = build(None)
     path = save_truth(truth, args.out)
     summary = _build_summary(truth, stats, path)
-    print(f"{summary['positions']:,} positions ({summary['counts']}), "
-          f"{truth.meta['rollouts']:,} rollouts per move; standard error of a move's gain "
+    print(f"{counted(summary['positions'], 'position')} ({summary['counts']}), "
+          f"{counted(truth.meta['rollouts'], 'rollout')} per move; standard error of a move's gain "
           f"over racer's: median {summary['se_median']:.4f}, 90th percentile "
           f"{summary['se_p90']:.4f}; the best move gains {summary['best_gain']:.4f} per decision, "
           f"about {summary['best_gain_noise']:.4f} of it noise; CPU: positions "

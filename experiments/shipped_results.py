@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from spit_env.progress import counted
+
 __all__ = ["Args", "main", "evaluate_shipped", "markdown"]
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -79,8 +81,9 @@ def markdown(result: dict) -> str:
         "",
         f"`agents.make(\"network\")` (`\"ppo\"`: its older name) plays `{m['file']}` "
         f"({m['bytes'] / 1024:.0f} KB, SHA-256 "
-        f"`{m['sha256'][:12]}…`). {result['deals']:,} duplicate deals ({2 * result['deals']:,} "
-        f"games) per bot, both seats at `{result['latency']}` latency, deals of seed "
+        f"`{m['sha256'][:12]}…`). {counted(result['deals'], 'duplicate deal')} "
+        f"({counted(2 * result['deals'], 'game')}) per bot, both seats at `{result['latency']}` "
+        "latency, deals of seed "
         f"{result['seed']}; win rate of the model with 95% Wilson intervals (draws count 1/2).",
         "",
         "| opponent | win rate | 95% interval | wins | losses | draws |",
@@ -126,16 +129,17 @@ def _expert_iteration_lines(m: dict, t: dict) -> list[str]:
     lines = [
         f"Expert iteration (`python -m experiments.expert_iteration`): round 0 clones "
         f"{config['bc_teacher']} ({rounds[0]['labels']:,} labels), then "
-        f"{len(rounds) - 1} round{'s' if len(rounds) != 2 else ''} in which the planner "
-        f"({config['rollouts']} rollouts, {config['horizon_ms']:,} ms horizon) labels the "
+        f"{counted(len(rounds) - 1, 'round')} in which the planner "
+        f"({counted(config['rollouts'], 'rollout')}, {config['horizon_ms']:,} ms horizon) "
+        "labels the "
         f"network's own positions and the network fits them; {m['train_minutes']:.0f} min in "
         f"all on the shared 2-core machine (evaluations included). The shipped model is the "
         f"network of round {rounds[-1]['round']}, {m['net_arch']} (policy and value), written "
         f"by `python -m experiments.ship_model` (float16 weights, no optimizer state).",
         "",
         f"Rounds (the network alone against {', '.join(opponents)}, "
-        f"{config['eval_deals']:,} duplicate deals of seed {config['eval_seed']}; how often the "
-        f"planner departs from the network's move, and the share of those departures the "
+        f"{counted(config['eval_deals'], 'duplicate deal')} of seed {config['eval_seed']}; how "
+        f"often the planner departs from the network's move, and the share of those departures the "
         f"round's fitted network reproduces on held-out positions):",
         "",
         "| round | teacher | labels | labels/s | departures | reproduced | minutes | "

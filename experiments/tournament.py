@@ -45,6 +45,7 @@ from agents.arena import (
 from experiments.cli import ArgumentParser, player_help
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
+from spit_env.progress import counted
 
 __all__ = ["main", "short_name", "write_csv", "write_ratings_csv"]
 
@@ -180,7 +181,8 @@ def short_name(label: str, width: int = _WIDTH) -> str:
 
 def _print_table(result: dict, latency: str) -> None:
     deals = result["deals"]
-    print(f"Round robin: {deals:,} duplicate deals per pairing ({2 * deals:,} games), "
+    print(f"Round robin: {counted(deals, 'duplicate deal')} per pairing "
+          f"({counted(2 * deals, 'game')}), "
           f"latency {latency} both seats unless a profile sets one, seed {result['seed']}")
     print(f"{'player':>16} {'opponent':>16} {'win rate':>9} {'95% CI':>17} {'draws':>6}")
     for r in result["pairings"]:

@@ -170,8 +170,8 @@ class Progress:
         """
         if self.groups is not None:
             if group is None or not 0 <= group < len(self.groups):
-                raise ValueError(f"group must be an index of the {len(self.groups)} groups, "
-                                 f"got {group}")
+                raise ValueError(f"group must be an index of the "
+                                 f"{counted(len(self.groups), 'group')}, got {group}")
             self.work += int(n) * self.groups[group][1]
         else:
             self.work += int(n)

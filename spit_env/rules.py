@@ -388,7 +388,8 @@ def check_deal(deal, name: str = "deal") -> tuple[list[int], list[int]]:
         missing = sorted(set(range(N_CARDS)) - set(together))
         repeated = sorted({c for c in together if together.count(c) > 1})
         raise ValueError(
-            f"{name} must hold each of the 52 cards exactly once; got {len(together)} cards, "
+            f"{name} must hold each of the 52 cards exactly once; got "
+            f"{len(together)} card{'' if len(together) == 1 else 's'}, "
             f"missing {missing}, duplicates {repeated}"
         )
     return packs[0], packs[1]

@@ -207,6 +207,20 @@ def test_reaction_summary_sets_the_human_beside_the_presets():
     assert "closest to your median" in text and "closest to your mean" in text
 
 
+def test_one_timed_move_is_written_in_the_singular():
+    from experiments.realtime.engine import Reaction, person_profile
+    from experiments.realtime.tui import profile_lines
+
+    game = RealtimeGame("greedy", seed=5)
+    game.reactions.append(Reaction(1, 0, 0, 400))
+    text = "\n".join(summary_lines(game))
+    assert "over 1 move: median 450 ms" in text and "1 moves" not in text  # with 50 ms motor time
+    one = person_profile([400.0])
+    assert one["why_not"].startswith("1 timed move: a profile needs at least")
+    assert profile_lines(one) == [f"No latency profile: {one['why_not']}."]
+    assert person_profile([400.0, 420.0])["why_not"].startswith("2 timed moves:")
+
+
 # --- the app -------------------------------------------------------------------------------------
 def _key_of(action: int) -> str:
     kind, s, c = int(rules.ACTION_KIND[action]), int(rules.ACTION_STOCK[action]), int(rules.ACTION_PILE[action])

@@ -53,3 +53,16 @@ def test_ratings_csv_only_when_asked_and_long_names_shortened(tmp_path, capsys):
     assert T.short_name("runs/rllib_bot_s0/checkpoint") == "rllib_bot_s0"
     assert T.short_name("greedy@expert") == "greedy@expert"
     assert T.short_name("runs/a_very_long_model_name_indeed.zip") == "a_very_long_mod~"
+
+
+def test_counts_meet_their_nouns_in_the_singular_and_with_separators(capsys):
+    from agents.arena import plot_winrate_matrix
+
+    T.main(["--players", "random,greedy", "--games", "1", "--batch", "2", "--quiet"])
+    assert capsys.readouterr().out.startswith("Round robin: 1 duplicate deal per pairing (2 games)")
+    one = {"players": ["a", "b"], "win_rate": [[0.5, 0.4], [0.6, 0.5]], "deals": 1,
+           "ci_low": [[0, 0.1], [0.2, 0]], "ci_high": [[1, 0.8], [0.9, 1]]}
+    title = plot_winrate_matrix(one).axes[0].get_title()
+    assert "1 duplicate deal per pairing" in title
+    title = plot_winrate_matrix({**one, "deals": 1000}).axes[0].get_title()
+    assert "1,000 duplicate deals per pairing" in title

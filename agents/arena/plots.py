@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from spit_env.progress import counted
+
 __all__ = ["plot_winrate_matrix", "plot_latency_curve", "save_figure"]
 
 
@@ -40,7 +42,8 @@ def plot_winrate_matrix(result: dict, path: str | Path | None = None):
     ax.set_yticks(range(k), labels)
     ax.set_xlabel("opponent")
     ax.set_ylabel("player")
-    ax.set_title(f"win rate of row vs column, {result['deals']} duplicate deals per pairing\n"
+    deals = counted(result["deals"], "duplicate deal")
+    ax.set_title(f"win rate of row vs column, {deals} per pairing\n"
                  "(draws count 1/2; 95% Wilson interval)", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)
     return save_figure(fig, path)
@@ -71,8 +74,8 @@ def plot_latency_curve(curve: dict, path: str | Path | None = None):
     ax.set_xlabel("mean latency of the varied player (ms)")
     ax.set_ylabel("win rate of the varied player")
     ax.set_ylim(0, 1)
-    ax.set_title(f"How much is speed worth? ({curve['deals']} duplicate deals per point)",
-                 fontsize=10)
+    deals = counted(curve["deals"], "duplicate deal")
+    ax.set_title(f"How much is speed worth? ({deals} per point)", fontsize=10)
     ax.legend(fontsize=8)
     return save_figure(fig, path)
 

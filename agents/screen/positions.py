@@ -20,6 +20,7 @@ from agents.arena import Match
 from spit_env import core, streams
 from spit_env.checks import check_int
 from spit_env.config import SpitConfig
+from spit_env.progress import counted
 
 __all__ = ["Positions", "collect_positions", "state_arrays", "stack_states", "policy_keys"]
 
@@ -169,7 +170,7 @@ class _Recorder:
         u = _sample_draws(state, idx, self.seat)
         keep = u < self.p
         if keep.any():
-            self.states.append(core.copy_idx(state, idx[keep]))
+            self.states.append(core.copy_rows(state, idx[keep]))
             self.draws.append(u[keep])
 
 
@@ -245,8 +246,8 @@ def collect_positions(sources: Sequence[str], per_source: int, *, games: int, se
                     break
                 p = min(1.0, 4 * p)  # the same lowest draws, from more of them
             if u.size < want:
-                raise ValueError(f"{name!r} in seat {s}: {u.size} distinct decisions in {games} "
-                                 f"games, {want} wanted: play more games")
+                raise ValueError(f"{name!r} in seat {s}: {counted(u.size, 'distinct decision')} "
+                                 f"in {counted(games, 'game')}, {want:,} wanted: play more games")
             keep = np.sort(np.argsort(u, kind="stable")[:want])
             parts.append(core.copy_rows(st, keep))
             seats.append(np.full(want, s, np.int64))

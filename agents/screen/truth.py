@@ -42,6 +42,7 @@ from agents.screen.positions import Positions, collect_positions, policy_keys
 from spit_env import core, rules, streams
 from spit_env.checks import check_int
 from spit_env.config import SpitConfig
+from spit_env.progress import counted
 
 __all__ = ["TRUTH_VERSION", "SOURCES", "HORIZON_MS", "TruthSet", "TruthJob", "build_truth",
            "value_jobs", "save_truth", "load_truth", "shipped_truth_path", "TruthFileError"]
@@ -355,7 +356,8 @@ def _from_arrays(data: dict, meta: dict) -> TruthSet:
     """The TruthSet of a file's arrays (``KeyError`` / ``ValueError`` for a malformed one)."""
     pos = Positions.from_arrays(data, SpitConfig.from_dict(meta["config"]), meta["sources"])
     if pos.size != int(meta["positions"]):
-        raise ValueError(f"{pos.size} positions, the description says {meta['positions']}")
+        raise ValueError(f"{counted(pos.size, 'position')}, the description says "
+                         f"{int(meta['positions']):,}")
     return TruthSet(pos, data["policy_key"], data["truth_key"],
                     data["racer_move"].astype(np.int64), data["diff"], data["se"], data["value"],
                     meta)

@@ -17,7 +17,7 @@ from agents.arena import Player, play_pairings
 from agents.arena.pairings import game_cost
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
-from spit_env.progress import Progress
+from spit_env.progress import Progress, counted
 
 __all__ = ["strongest_bot", "resolve_eval_opponents", "play_evaluation", "evaluate",
            "evaluate_with_levels", "bot_levels", "HeldOutEvaluations", "plot_learning_curve",
@@ -95,7 +95,7 @@ def play_evaluation(pairings, deals: int, *, latency: str = "club", seed: int = 
         progress.update(n, group=i)
 
     # the ETA of the work: a slow player's games (a planner's) weigh more than a bot's
-    with Progress(None, f"{desc} ({deals:,} deals per pairing)",
+    with Progress(None, f"{desc} ({counted(deals, 'deal')} per pairing)",
                   unit="games", enabled=show_progress, stream=stream, postfix=postfix,
                   groups=[(2 * deals, game_cost(a, b)) for a, b in pairs]) as progress:
         results = play_pairings(pairs, deals, config=config, seed=seed, runner=runner,
@@ -274,7 +274,7 @@ def plot_learning_curve(eval_json: dict, path: Path) -> None:
             ax.errorbar([final["timesteps"]], [r["win_rate"]],
                         yerr=[[r["win_rate"] - r["ci_low"]], [r["ci_high"] - r["win_rate"]]],
                         fmt="s", capsize=4, color="C3",
-                        label=f"agent, final evaluation ({r['deals']:,} deals)")
+                        label=f"agent, final evaluation ({counted(r['deals'], 'deal')})")
         for k, (bot, against) in enumerate(levels.items()):
             r = against.get(name)
             if r is None:
@@ -306,8 +306,9 @@ def plot_learning_curve(eval_json: dict, path: Path) -> None:
 def print_table(final: dict) -> None:
     """The final evaluation as a table (rich if it is installed, else plain text)."""
     rows = list(final["results"].items())
-    title = (f"PPO evaluation: {final['deals']} duplicate deals per bot ({2 * final['deals']} "
-             f"games), latency {final['latency']} both seats, at {final['timesteps']:,} steps")
+    title = (f"PPO evaluation: {counted(final['deals'], 'duplicate deal')} per bot "
+             f"({counted(2 * final['deals'], 'game')}), latency {final['latency']} both seats, "
+             f"at {counted(final['timesteps'], 'step')}")
     try:
         from rich.console import Console
         from rich.table import Table

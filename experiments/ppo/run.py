@@ -52,7 +52,7 @@ from experiments.ppo.pull import frozen_actor, with_pull
 from experiments.ppo.schedule import Checkpoints, OpponentSchedule, ScheduleCallback, stage_label
 from experiments.ppo.warm_start import behaviour_clone, collect_teacher_data, fit_critic
 from spit_env.policy import make_policy
-from spit_env.progress import Progress, format_rate
+from spit_env.progress import Progress, counted, format_rate
 
 __all__ = ["train", "run", "set_up", "env_options", "eval_settings", "training_env", "build_model",
            "warm_start", "pull_anchor", "write_config", "make_schedule", "learn", "keep_model",
@@ -268,7 +268,7 @@ def _warm_start_games(args: Args, model, options: dict):
     env.close()
     seconds = time.perf_counter() - t
     collected = data.summary()
-    print(f"warm start: {_player(args)} played {collected['played']:,} decisions in "
+    print(f"warm start: {_player(args)} played {counted(collected['played'], 'decision')} in "
           f"{seconds:.0f} s, all kept ({collected['forbidden']} forbidden by the model's mask)",
           flush=True)
     return data, seconds
@@ -286,9 +286,9 @@ def _clone_actor(args: Args, model, data, collect_seconds: float) -> dict:
     bc.update(teacher=args.bc_teacher, **data.summary(),
               collect_seconds=round(collect_seconds, 2),
               seconds=round(time.perf_counter() - t + collect_seconds, 2))
-    print(f"behaviour cloning of {args.bc_teacher}: {bc['samples']:,} samples, "
-          f"{args.bc_steps} steps, total {bc['seconds']:.0f} s, last loss {bc['loss']:.3f}, "
-          f"accuracy {bc['accuracy']:.3f}", flush=True)
+    print(f"behaviour cloning of {args.bc_teacher}: {counted(bc['samples'], 'sample')}, "
+          f"{counted(args.bc_steps, 'step')}, total {bc['seconds']:.0f} s, "
+          f"last loss {bc['loss']:.3f}, accuracy {bc['accuracy']:.3f}", flush=True)
     return bc
 
 
@@ -302,8 +302,8 @@ def _fit_critic(args: Args, model, data) -> dict:
                             learning_rate=args.bc_learning_rate, seed=args.seed,
                             progress=progress)
     critic.update(games_of=_player(args), seconds=round(time.perf_counter() - t, 2))
-    print(f"critic warm start on {_player(args)}'s games: {critic['samples']:,} samples, "
-          f"{args.critic_steps} steps, explained variance on held-out games "
+    print(f"critic warm start on {_player(args)}'s games: {counted(critic['samples'], 'sample')}, "
+          f"{counted(args.critic_steps, 'step')}, explained variance on held-out games "
           f"{critic['held_out_explained_variance_before']:.3f} -> "
           f"{critic['held_out_explained_variance']:.3f} (round {critic['best_round']} kept)",
           flush=True)
@@ -419,7 +419,7 @@ def keep_model(args: Args, model, schedule: OpponentSchedule, out: Path) -> dict
     model.set_parameters(str(out / "best_model.zip"), device="cpu")
     (out / "best_model.zip").replace(out / "model.zip")
     kept = {**schedule.best, "kept": "best"}
-    print(f"kept the best model: {kept['timesteps']:,} steps, mean win rate "
+    print(f"kept the best model: {counted(kept['timesteps'], 'step')}, mean win rate "
           f"{kept['score']:.3f} on the held-out deals (last model: "
           f"{schedule.history[-1]['score']:.3f})", flush=True)
     return kept
@@ -505,7 +505,7 @@ def _print_summary(args: Args, model, out: Path, learned: Learned, speed: dict,
               + (f", mean pull KL {np.mean([u['pull_kl'] for u in model.update_log]):.4f}"
                  if args.pull_coef > 0 else ""), flush=True)
     steps, train_seconds = speed["timesteps"], learned.progress.working_s
-    print(f"{steps:,} steps in {train_seconds:.0f} s of training "
+    print(f"{counted(steps, 'step')} in {train_seconds:.0f} s of training "
           f"({format_rate(steps, train_seconds, 'steps')} training, environment "
           f"{100 * speed['env_share_of_training']:.1f}% of it); evaluations during training "
           f"{learned.callback.seconds:.0f} s "

@@ -61,6 +61,7 @@ from spit_env.config import SpitConfig
 from spit_env.latency import PRESETS, Latency
 from spit_env.latency_fit import MIN_SAMPLES
 from spit_env.policy import seat_profile
+from spit_env.progress import counted
 from spit_env.replay.html import card_label
 
 __all__ = ["RealtimeGame", "Reaction", "Sitting", "reaction_summary", "person_profile",
@@ -466,7 +467,7 @@ def person_profile(latencies_ms: Sequence[float], points: int = 240) -> dict:
     lat = np.asarray(latencies_ms, dtype=float)
     fit, why_not = None, ""
     if lat.size < MIN_SAMPLES:
-        why_not = f"{lat.size} timed moves: a profile needs at least {MIN_SAMPLES}"
+        why_not = f"{counted(lat.size, 'timed move')}: a profile needs at least {MIN_SAMPLES:,}"
     else:
         try:
             fit = Latency.fit(lat)
@@ -543,8 +544,8 @@ class Sitting:
         if self.profile_path is None or profile["fit"] is None:
             return None
         games = len(self.games)
-        source = (f"experiments.play: {profile['moves']} moves in {games} "
-                  f"game{'s' if games != 1 else ''} against {self.opponent}, "
+        source = (f"experiments.play: {counted(profile['moves'], 'move')} in "
+                  f"{counted(games, 'game')} against {self.opponent}, "
                   f"motor time {self.game.motor_ms} ms, tick {self.game.tick_ms} ms")
         return profile["fit"].save(self.profile_path, source=source)
 

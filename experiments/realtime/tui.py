@@ -33,6 +33,7 @@ from experiments.realtime.engine import (
 )
 from experiments.realtime.keys import GAME_KEYS, KEYMAP, key_action, press_key
 from spit_env import replay, rules
+from spit_env.progress import counted
 from spit_env.replay.html import card_label, write_html
 
 __all__ = ["PlayApp", "GameScreen", "StopDialog", "KEYMAP", "key_action", "summary_lines",
@@ -137,7 +138,7 @@ def table_text(game: RealtimeGame, now: float, hints: bool = False) -> Text:
         if r == 1:
             line.append_text(right)
         lines.append(line)
-    sizes = [("1 card" if len(p) == 1 else f"{len(p)} cards") if p else "no pile" for p in piles]
+    sizes = [counted(len(p), "card") if p else "no pile" for p in piles]
     lines.append(Text(" " * 16 + "your pile".center(9) + " " * 5
                       + f"{game.opponent_name}'s".center(9), _DIM))
     lines.append(Text(" " * 16 + sizes[0].center(9) + " " * 5 + sizes[1].center(9), _DIM))
@@ -183,7 +184,7 @@ def summary_lines(game: RealtimeGame) -> list[str]:
     o = rec["outcome"]
     names = ["you" if p["name"] == "human" else p["name"] for p in rec["players"]]
     result = o["result"].replace("human wins", "you win")
-    rounds = "1 round" if o["rounds"] == 1 else f"{o['rounds']} rounds"
+    rounds = counted(o["rounds"], "round")
     lines = [f"Result: {result} — {rounds}, {_clock(o['clock_ms'])} of game time "
              f"(you: seat {game.human}, {names[game.bot]}: seat {game.bot})"]
     s = reaction_summary(game.reactions, game.motor_ms)
@@ -191,7 +192,7 @@ def summary_lines(game: RealtimeGame) -> list[str]:
         lines.append("No moves of yours to time.")
     else:
         lines.append(f"Your latency (reaction + {game.motor_ms} ms motor time) over "
-                     f"{s['moves']} moves: median {s['median_ms']:.0f} ms, "
+                     f"{counted(s['moves'], 'move')}: median {s['median_ms']:.0f} ms, "
                      f"mean {s['mean_ms']:.0f} ms, "
                      f"10%-90% {s['p10_ms']:.0f}-{s['p90_ms']:.0f} ms")
     lines.append("  preset    median    mean")
@@ -218,8 +219,9 @@ def profile_lines(profile: dict, saved: Path | None = None, opponent: str = "rac
     fit = profile["fit"]
     if fit is None:
         return [f"No latency profile: {profile['why_not']}."]
-    lines = [f"Your latency profile over {fit.n} moves (a log-normal from {fit.shift_ms:.0f} ms): "
-             f"mean {fit.mean_ms:.0f} ms, sd {fit.std_ms:.0f} ms, median {fit.median_ms:.0f} ms",
+    lines = [f"Your latency profile over {counted(fit.n, 'move')} (a log-normal from "
+             f"{fit.shift_ms:.0f} ms): mean {fit.mean_ms:.0f} ms, sd {fit.std_ms:.0f} ms, "
+             f"median {fit.median_ms:.0f} ms",
              f"  closest preset: {profile['closest']} (largest gap between the distribution "
              "functions: " + ", ".join(f"{n} {d:.2f}" for n, d in profile["distance"].items())
              + ")"]
@@ -456,8 +458,9 @@ class PlayApp(App):
             head = Text(f"  Get ready… {int(-now) // 1000 + 1}", "bold #ffd54f")
         elif self.game.holding or snap["phase"] == "slap":
             me, opp = self.game.human, self.game.bot
-            head = Text(f"  SLAP!  ← your pile ({len(snap['centre'][me])} cards)   → "
-                        f"{self.game.opponent_name}'s pile ({len(snap['centre'][opp])} cards) — "
+            head = Text(f"  SLAP!  ← your pile ({counted(len(snap['centre'][me]), 'card')})   → "
+                        f"{self.game.opponent_name}'s pile "
+                        f"({counted(len(snap['centre'][opp]), 'card')}) — "
                         "the smaller one is better", "bold #ffd54f")
         else:
             head = Text(f"  clock {_clock(now)} · round {snap['round'] + 1} · {snap['phase']}",

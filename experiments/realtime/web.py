@@ -64,6 +64,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from experiments.realtime.engine import HUMAN, Sitting, reaction_summary, reuse_lines
 from experiments.realtime.keys import GAME_KEYS, KEYMAP, press_key
 from spit_env import replay, rules
+from spit_env.progress import counted
 from spit_env.replay.html import KIND_NAMES, marks_of, moves_of, resource, spit_reason, table_view
 
 __all__ = ["WebSettings", "Connection", "create_app", "serve", "free_socket",
@@ -226,7 +227,7 @@ class Connection:
         if text is None:
             return [self.error("messages are JSON text, not binary")]
         if len(text.encode("utf-8")) > MAX_MESSAGE_BYTES:
-            return [self.error(f"a message is at most {MAX_MESSAGE_BYTES} bytes")]
+            return [self.error(f"a message is at most {MAX_MESSAGE_BYTES:,} bytes")]
         try:
             msg = json.loads(text)
         except json.JSONDecodeError:
@@ -397,10 +398,12 @@ class Connection:
         commands = reuse_lines(saved, game.opponent.partition("@")[0]) if saved else []
         result = outcome["result"].replace(f"{HUMAN} wins", "you win")
         lines = [f"game {len(self.sitting.games)}: {result} against {game.opponent}, "
-                 f"{outcome['rounds']} rounds, {outcome['clock_ms'] / 1000:.1f} s of game time"]
+                 f"{counted(outcome['rounds'], 'round')}, {outcome['clock_ms'] / 1000:.1f} s of "
+                 "game time"]
         if saved:
-            lines += [f"saved your latency profile ({fit.latency.label}, {fit.n} moves): "
-                      f"{saved}", "use it as any latency, e.g.:", *("  " + c for c in commands)]
+            lines += [f"saved your latency profile ({fit.latency.label}, "
+                      f"{counted(fit.n, 'move')}): {saved}", "use it as any latency, e.g.:",
+                      *("  " + c for c in commands)]
         elif profile["why_not"]:
             lines.append(f"no latency profile yet: {profile['why_not']}")
         if self.settings.on_end is not None:

@@ -12,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from experiments.rllib.config import LEARNER, SINGLE
+from spit_env.progress import counted
 
 __all__ = ["new_metrics", "iteration_record", "speed_record", "write_json", "print_summary"]
 
@@ -94,11 +95,13 @@ def write_json(path: Path, data: dict) -> None:
 def print_summary(metrics: dict, out: Path) -> None:
     """The run's speed, its evaluation (95% Wilson intervals) and its folder, on stdout."""
     s = metrics["speed"]
-    print(f"{s['env_steps']:,} env steps ({s['learner_steps']:,} learner decisions) in "
+    print(f"{counted(s['env_steps'], 'env step')} "
+          f"({counted(s['learner_steps'], 'learner decision')}) in "
           f"{s['train_seconds']:.0f} s: {s['env_steps_per_second']:,.0f} env steps/s")
     final = metrics.get("final")
     if final:
-        print(f"evaluation, {final['deals']} duplicate deals per opponent (95% Wilson interval):")
+        print(f"evaluation, {counted(final['deals'], 'duplicate deal')} per opponent "
+              "(95% Wilson interval):")
         for name, r in final["results"].items():
             print(f"  vs {name:>8}: {r['win_rate']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]  "
                   f"wins {r['wins_a']}, losses {r['wins_b']}, draws {r['draws']}")

@@ -28,6 +28,7 @@ from experiments.rllib.metrics import (
     speed_record,
     write_json,
 )
+from spit_env.progress import counted
 
 if TYPE_CHECKING:
     from spit_env.config import SpitConfig
@@ -113,8 +114,6 @@ def ray_for(args: Args, run: Run):
 
 def build(args: Args, run: Run):
     """The algorithm and its env runners (``experiments.rllib.config``), timed."""
-    from spit_env.progress import counted
-
     t_build = time.perf_counter()
     algo = build_algorithm(args, run.spit_config)
     seconds = time.perf_counter() - t_build
@@ -144,7 +143,7 @@ def learn(algo, args: Args, run: Run) -> Path:
         if not last:
             return None
         ret = last["learner_return_mean"]
-        return (f"{last['env_steps']:,} env steps, learner return "
+        return (f"{counted(last['env_steps'], 'env step')}, learner return "
                 f"{'n/a' if ret is None else f'{ret:+.2f}'}")
 
     bar = Progress(args.iterations, "RLlib training", unit="iterations",

@@ -188,8 +188,8 @@ class SpitVecEnv(BatchView, VecEnv):
                 reset_deal(o, f"options[{i}]")
         else:
             raise ValueError(
-                f"options must be None, one dict for every env or a list of {n} dicts (one per "
-                f"env), got {options!r}"
+                f"options must be None, one dict for every env or a list of {n} "
+                f"dict{'' if n == 1 else 's'} (one per env), got {options!r}"
             )
         self._options = [{} if o is None else copy.deepcopy(dict(o)) for o in per_env]
 
