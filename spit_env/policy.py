@@ -52,13 +52,18 @@ bot package and imports nothing above itself (import direction rules <- core <- 
 agents). Entry points are part of a distribution's installed metadata: after adding one, install
 the package again (``pip install -c constraints.txt -e .``). A plug-in that fails to import, for
 example because another installed package of the same top-level name shadows its module, raises
-:class:`PolicyPluginError` saying which entry point failed and where its module was found.
+:class:`PolicyPluginError` saying which entry point failed and where its module was found. An
+entry that needs an optional extra of its distribution names it after the factory
+(``rllib = "agents.rllib:make_rllib [scale]"``): :func:`missing_extras` tells whether it is
+installed here, and :func:`available_policies` (which the unknown-name error lists) leaves out
+the names whose extras are not.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import re
 import warnings
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
@@ -77,6 +82,8 @@ __all__ = [
     "PolicyPluginError",
     "register_policy",
     "registered_policies",
+    "available_policies",
+    "missing_extras",
     "parse_profile",
     "make_policy",
     "seat_profile",
@@ -152,6 +159,91 @@ def registered_policies() -> list[str]:
     Entry points are listed without importing their modules.
     """
     return sorted(set(_REGISTRY) | set(_entry_points()))
+
+
+def available_policies() -> list[str]:
+    """The :func:`registered_policies` that can be built here, sorted.
+
+    Those but the entry points whose extras are not installed (:func:`missing_extras`); nothing
+    is imported.
+    """
+    return [name for name in registered_policies() if not missing_extras(name)]
+
+
+def missing_extras(name: str) -> list[str]:
+    """The extras that policy ``name`` needs and that are not installed here, as "dist[extra]".
+
+    An entry point names its extras after the factory (``"agents.rllib:make_rllib [scale]"``); an
+    extra counts as installed when every distribution it requires is installed and importable
+    (one of its top-level modules is found; the distribution's own other extras are followed).
+    A name registered at run time, unknown, or declared without extras needs none: [].
+    """
+    if name in _REGISTRY:
+        return []
+    missing = []
+    for ep in _entry_points().get(name, []):
+        if not ep.extras:
+            continue
+        dist = getattr(ep, "dist", None) or _owner(ep.module)
+        for extra in ep.extras:
+            if dist is None or not _extra_installed(dist, extra, set()):
+                owner = dist.metadata["Name"] if dist is not None else "its distribution"
+                missing.append(f"{owner}[{extra}]")
+    return missing
+
+
+def _owner(module: str) -> importlib.metadata.Distribution | None:
+    """The installed distribution of ``module``'s top-level package, or None."""
+    names = importlib.metadata.packages_distributions().get(module.partition(".")[0], [])
+    try:
+        return importlib.metadata.distribution(names[0]) if names else None
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _unavailable_note() -> str:
+    """The names that cannot be built here, for an error: "; not installed here: ...", or ""."""
+    needs = {n: missing_extras(n) for n in registered_policies()}
+    parts = [f"{n!r} (needs {', '.join(m)})" for n, m in needs.items() if m]
+    return f"; not installed here: {', '.join(parts)}" if parts else ""
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _extra_installed(dist: importlib.metadata.Distribution, extra: str, seen: set) -> bool:
+    """Whether every requirement of ``dist``'s ``extra`` is installed and importable."""
+    own = _canonical(dist.metadata["Name"])
+    seen.add(extra)
+    for req in dist.requires or []:
+        body, _, marker = req.partition(";")
+        if not re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", marker):
+            continue
+        found = re.match(r"\s*([A-Za-z0-9._-]+)\s*(?:\[([^\]]*)\])?", body)
+        if found is None:
+            continue
+        req_name, req_extras = found.group(1), (found.group(2) or "").split(",")
+        if _canonical(req_name) == own:  # "spit-env[train]": the same distribution's extras
+            if not all(_extra_installed(dist, e.strip(), seen)
+                       for e in req_extras if e.strip() and e.strip() not in seen):
+                return False
+            continue
+        try:
+            needed = importlib.metadata.distribution(req_name)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        top = (needed.read_text("top_level.txt") or "").split() or [req_name.replace("-", "_")]
+        if not any(_importable(module) for module in top):
+            return False
+    return True
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or no spec
+        return False
 
 
 def _entry_points() -> dict[str, list[importlib.metadata.EntryPoint]]:
@@ -294,12 +386,12 @@ def _from_name(name: str, spec: str, kwargs: dict) -> Policy:
         declared = _entry_points().get(name)
         factory = None if declared is None else _load_entry_point(name, declared)
     if factory is None:
-        known = registered_policies()
+        known = available_policies()
         swapped = _swapped_hint(name, spec.partition("@")[2]) if "@" in spec else ""
         raise ValueError(
             f"unknown policy {name!r}{did_you_mean(name, known)}{swapped}; known policies: "
             f"{known} (registered with register_policy or declared by an installed "
-            f"distribution in the entry-point group {ENTRY_POINT_GROUP!r})")
+            f"distribution in the entry-point group {ENTRY_POINT_GROUP!r}){_unavailable_note()}")
     return factory(**kwargs)
 
 
@@ -437,10 +529,10 @@ def _call_with_table(policy, observations, action_masks, rng, table) -> np.ndarr
     if callable(table):
         table = table()
     if not isinstance(table, core.PublicTable) or table.batch_size != b:
-        got = (f"a table of {table.batch_size}" if isinstance(table, core.PublicTable)
+        got = (f"a table of batch size {table.batch_size}" if isinstance(table, core.PublicTable)
                else type(table).__name__)
-        raise ValueError(f"table must be the core.PublicTable of the policy's {b} rows (or a "
-                         f"callable returning it), got {got}")
+        raise ValueError(f"table must be the core.PublicTable of the policy's rows (batch size "
+                         f"{b}) or a callable returning it, got {got}")
     return np.asarray(policy(observations, action_masks, rng, table=table))
 
 

@@ -226,3 +226,35 @@ def test_a_missing_or_shadowed_plugin_says_so(fake_entry_points):
         register_policy("ghost", lambda: uniform_legal)
     with pytest.raises(ValueError, match=f"unknown policy.*{policy.ENTRY_POINT_GROUP}"):
         make_policy("nobody_at_all")
+
+
+def test_a_policy_whose_extra_is_not_installed_is_named_apart_from_the_known(
+        fake_entry_points, monkeypatch):
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    rllib = declared[policy.ENTRY_POINT_GROUP]["rllib"]
+    assert rllib.endswith(" [scale]")  # it needs Ray (installed as declared: the test above)
+    fake_entry_points("needs-ray", rllib)
+    fake_entry_points("needs-pytest", "agents.heuristics:GreedyBot [test]")
+    monkeypatch.setitem(sys.modules, "ray", None)  # Ray hidden: `import ray` fails
+    assert policy.missing_extras("needs-ray") == ["spit-env[scale]"]
+    assert policy.missing_extras("needs-pytest") == []  # the test tools are installed here
+    assert policy.missing_extras("greedy") == policy.missing_extras("nobody") == []
+    # registered_policies keeps every name; the available ones and the error leave it out
+    assert {"needs-ray", "needs-pytest"} <= set(registered_policies())
+    available = policy.available_policies()
+    assert "needs-pytest" in available and "needs-ray" not in available
+    assert set(available) < set(registered_policies())
+    with pytest.raises(ValueError) as err:
+        make_policy("nobody_at_all")
+    message = str(err.value)
+    known, _, note = message.partition("; not installed here: ")
+    assert "'needs-ray'" not in known and "'greedy'" in known and "'needs-pytest'" in known
+    assert "'needs-ray' (needs spit-env[scale])" in note
+    # the scripts' checks say the same: the name is known, its extra is missing
+    from experiments.cli.checks import ArgumentError, check_players
+
+    assert [p for p, _ in check_players("--players", ["needs-pytest@pro"])] == ["needs-pytest"]
+    with pytest.raises(ArgumentError, match=r"'needs-ray' needs spit-env\[scale\], not installed"):
+        check_players("--players", ["needs-ray@pro"])

@@ -123,26 +123,31 @@ def check_players(name: str, specs, allowed=None, extra=()) -> list[tuple[str, o
     Args:
         name: the flag, for the message.
         specs: player profiles (``"greedy"``, ``"racer@pro"``, ...).
-        allowed: the player names allowed (default: every registered policy).
+        allowed: the player names allowed (default: every policy that can be built here,
+            ``spit_env.policy.available_policies``).
         extra: more names allowed beside those (``"self"``, ``"strongest"``, ...).
 
     Returns:
         [(player name, Latency or None)], one per spec.
 
     Raises:
-        ArgumentError: "<name>: ..." for a bad profile, or an unknown player, with the nearest
-            known name and the list of those allowed.
+        ArgumentError: "<name>: ..." for a bad profile, a player whose extra is not installed
+            (naming it), or an unknown player, with the nearest known name and the list of those
+            allowed.
     """
     from spit_env.checks import did_you_mean
-    from spit_env.policy import parse_profile, registered_policies
+    from spit_env.policy import available_policies, missing_extras, parse_profile
 
-    known = list(registered_policies() if allowed is None else allowed) + list(extra)
+    known = list(available_policies() if allowed is None else allowed) + list(extra)
     out = []
     for spec in specs:
         try:
             player, latency = parse_profile(spec)
         except ValueError as err:
             raise ArgumentError(f"{name}: {err}") from None
+        if player not in known and missing_extras(player):
+            raise ArgumentError(f"{name}: player {player!r} needs "
+                                f"{', '.join(missing_extras(player))}, not installed here")
         if player not in known:
             raise ArgumentError(f"{name}: unknown player {player!r}{did_you_mean(player, known)}; "
                                 f"allowed: {', '.join(known)}")

@@ -64,7 +64,7 @@ def parse_opponent(spec: str, what: str = "--opponent") -> list[list[tuple[str, 
 def _member(item: str, spec: str, what: str) -> tuple[str, float]:
     """One ``name[:weight]`` of an opponent spec, checked."""
     from spit_env.checks import did_you_mean
-    from spit_env.policy import parse_profile, registered_policies
+    from spit_env.policy import available_policies, missing_extras, parse_profile
 
     name, _, weight = item.rpartition(":") if ":" in item else (item, "", "1")
     if not name:
@@ -79,7 +79,10 @@ def _member(item: str, spec: str, what: str) -> tuple[str, float]:
         base, _ = parse_profile(name)
     except ValueError as err:
         raise ArgumentError(f"{what}: {err}") from None
-    known = registered_policies()
+    known = available_policies()
+    if base not in known and missing_extras(base):
+        raise ArgumentError(f"{what}: opponent {base!r} needs {', '.join(missing_extras(base))}, "
+                            "not installed here")
     if base not in known:  # "network" (or "ppo") is the shipped network
         raise ArgumentError(f"{what}: unknown opponent {base!r} in {spec!r}"
                             f"{did_you_mean(base, known)}; known policies: {known}")
