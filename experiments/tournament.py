@@ -168,7 +168,7 @@ def short_name(label: str, width: int = _WIDTH) -> str:
     """A player's name as the table shows it, at most ``width`` characters.
 
     A model's path is shown by its file's stem (its folder's name for model.zip or an RLlib
-    checkpoint folder), its profile kept ("distilled@expert"); a longer name is cut with "~".
+    checkpoint folder), its profile kept ("distilled@pro"); a longer name is cut with "~".
     The table's legend gives the full names, as do the JSON and the CSV.
     """
     if "/" in label or label.endswith(".zip"):

@@ -52,7 +52,8 @@ PRESETS: dict[str, tuple[float, float]] = {
     "club": (500.0, 100.0),
     "novice": (750.0, 180.0),
 }
-#: Old preset names, still read (with a DeprecationWarning): "expert" is also a player's name
+#: Old preset names, still read (with a FutureWarning, which Python shows by default: the name is
+#: typed by users, on command lines too): "expert" is also a player's name
 #: (``agents.make("expert")``), so "expert@expert" read two ways.
 DEPRECATED_PRESETS: dict[str, str] = {"expert": "pro"}
 PRESET_MIN_MS = 150
@@ -160,14 +161,14 @@ class Latency:
     def preset(cls, name: str) -> Latency:
         """A named human profile: "pro", "club" or "novice" (see the module docstring).
 
-        "expert", the old name of "pro", is read as "pro" with a DeprecationWarning.
+        "expert", the old name of "pro", is read as "pro" with a FutureWarning.
 
         Raises:
             ValueError: an unknown name.
         """
         if name in DEPRECATED_PRESETS:
             warnings.warn(f"the latency preset {name!r} is now {DEPRECATED_PRESETS[name]!r} "
-                          f"({name!r} is also a player's name)", DeprecationWarning, stacklevel=2)
+                          f"({name!r} is also a player's name)", FutureWarning, stacklevel=2)
             name = DEPRECATED_PRESETS[name]
         if name not in PRESETS:
             raise ValueError(f"latency preset must be one of {sorted(PRESETS)}, got {name!r}"

@@ -307,7 +307,7 @@ def parse_profile(spec: str) -> tuple[str, Latency | None]:
     always left of "@" and the latency right of it: "expert@club" is the ``expert`` bot at the
     club latency, "racer@pro" the ``racer`` bot at the pro preset. No policy takes a preset's name
     (:func:`register_policy` refuses it); "expert", the pro preset's old name, still reads as a
-    latency right of "@" (a DeprecationWarning).
+    latency right of "@" (a FutureWarning).
 
     Raises:
         ValueError: not a string, an empty name, more than one "@", or a bad latency (when the
@@ -332,7 +332,7 @@ def parse_profile(spec: str) -> tuple[str, Latency | None]:
 def _is_latency(text: str) -> bool:
     try:
         with warnings.catch_warnings():  # a hint only: an old preset name is still a latency
-            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", FutureWarning)
             Latency.parse(text)
     except ValueError:
         return False

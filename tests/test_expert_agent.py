@@ -126,8 +126,9 @@ def test_expert_the_player_and_expert_the_latency_never_mix_up():
     # the order swapped: the error says which part is which
     with pytest.raises(ValueError, match="racer@pro"):
         parse_profile("expert@racer")
-    with pytest.raises(ValueError, match="did you mean 'expert@club'"):
-        agents.make("club@expert")
+    with pytest.raises(ValueError, match="did you mean 'expert@club'"), \
+            pytest.warns(FutureWarning, match="preset 'expert' is now 'pro'"):
+        agents.make("club@expert")  # "expert" right of "@": the old preset name, read as pro
     with pytest.raises(ValueError, match="unknown policy 'nobody'"):
         agents.make("nobody@pro")
 
@@ -277,9 +278,9 @@ def test_the_expert_plays_against_a_human():
 
 
 def test_the_old_preset_name_still_reads_with_a_warning_and_no_player_takes_a_preset_name():
-    with pytest.warns(DeprecationWarning, match="'pro'"):
+    with pytest.warns(FutureWarning, match="'pro'"):  # shown by default, unlike a Deprecation
         assert Latency.parse("expert") == Latency.preset("pro")
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(FutureWarning):
         assert parse_profile("racer@expert") == ("racer", Latency.preset("pro"))
     # a name is a player or a preset, never both (the old alias "expert" is the player's now)
     assert not set(PRESETS) & set(registered_policies())
@@ -287,3 +288,22 @@ def test_the_old_preset_name_still_reads_with_a_warning_and_no_player_takes_a_pr
         with pytest.raises(ValueError, match="latency preset"):
             register_policy(name, lambda **kw: None)
     assert set(registered_policies()) >= set(DEPRECATED_PRESETS)  # why the preset was renamed
+
+
+@pytest.mark.parametrize("command", [
+    ["experiments.tournament", "--players", "racer@expert,random", "--games", "1", "--quiet"],
+    ["experiments.train_ppo", "--opponent", "racer@expert", "--init-model", "nowhere.zip"],
+])
+def test_the_old_preset_name_is_shown_on_the_command_line_in_one_line(command, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", *command, "--out" if "--init-model" in command
+                           else "--json", str(tmp_path / "out")], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    said = [line for line in proc.stderr.splitlines() if "'expert'" in line]
+    assert said == ["warning: the latency preset 'expert' is now 'pro' ('expert' is also a "
+                    "player's name)"], proc.stderr
+    assert "Warning" not in proc.stderr  # no file, line or category: one line for the user

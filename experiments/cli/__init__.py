@@ -11,6 +11,9 @@
   (:func:`given_fields`).
 * :func:`player_help`: the player names the registry knows, for a help text.
 * :func:`install_hint`: the README's install command for an extra.
+* :func:`one_line_warnings`: a warning meant for the user (a FutureWarning, e.g. an old latency
+  preset's name in a profile) shown on stderr as one line, "warning: <message>"; both parsers
+  turn it on when they read the real command line (``sys.argv``).
 * :mod:`experiments.cli.checks`: the trainers' :class:`ArgumentError` and the flag checks they
   share (positive numbers, latency, game length, players, output paths, model files).
 """
@@ -25,14 +28,42 @@ import re
 import sys
 import textwrap
 import typing
+import warnings
 
 from experiments.cli.checks import ArgumentError
 from spit_env.checks import did_you_mean
 
 __all__ = ["ArgumentParser", "ArgumentError", "HelpFormatter", "tyro_cli", "field_help",
-           "given_fields", "help_values", "player_names", "player_help", "install_hint"]
+           "given_fields", "help_values", "player_names", "player_help", "install_hint",
+           "one_line_warnings"]
 
 _FIELD = re.compile(r"%\((\w+)\)[sdfr]")
+
+
+def one_line_warnings() -> None:
+    """Show FutureWarnings as one line on stderr, ``warning: <message>``, from now on.
+
+    A FutureWarning is meant for the user (Python shows it by default, unlike a
+    DeprecationWarning); a script's user needs its message, not the library's file, line and
+    source line, and each message once (a profile may be parsed more than once). Other
+    categories keep Python's format. Calling it again changes nothing.
+    """
+    shown = warnings.formatwarning
+    if getattr(shown, "one_line", False):
+        return
+    said = set()
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        if not issubclass(category, FutureWarning):
+            return shown(message, category, filename, lineno, line)
+        text = f"warning: {message}\n"
+        if text in said:
+            return ""
+        said.add(text)
+        return text
+
+    formatwarning.one_line = True
+    warnings.formatwarning = formatwarning
 
 
 def install_hint(extra: str) -> str:
@@ -131,7 +162,12 @@ class ArgumentParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def parse_args(self, args=None, namespace=None):
-        """As argparse; an unrecognized argument names the nearest known flag (difflib)."""
+        """As argparse; an unrecognized argument names the nearest known flag (difflib).
+
+        Reading the real command line (``args`` None), it turns on :func:`one_line_warnings`.
+        """
+        if args is None:
+            one_line_warnings()
         namespace, extras = self.parse_known_args(args, namespace)
         if extras:
             flags = [s for a in self._actions for s in a.option_strings]
@@ -209,8 +245,13 @@ def tyro_cli(cls, args=None, *, prog: str, description: str, fill: dict | None =
 
     Returns:
         a ``cls`` with the parsed values.
+
+    Reading the real command line (``args`` None), it turns on :func:`one_line_warnings`.
     """
     import tyro
+
+    if args is None:
+        one_line_warnings()
 
     hints = typing.get_type_hints(cls, include_extras=True)
     helps = field_help(cls)
