@@ -223,7 +223,7 @@ def load_model(path, device: str = "cpu", **kwargs):
     candidates = [path, path.with_suffix(".zip"), path / "model.zip"]
     found = next((p for p in candidates if p.is_file()), None)
     if found is None:
-        looked = [str(p) for p in candidates]
+        looked = list(dict.fromkeys(str(p) for p in candidates))  # "x.zip" is its own .zip
         raise ValueError(f"path: no model file at {str(path)!r} (looked for {looked})")
     try:
         model = MaskablePPO.load(found, device=device, **kwargs)

@@ -47,7 +47,7 @@ from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 from spit_env.progress import counted
 
-__all__ = ["main", "short_name", "write_csv", "write_ratings_csv"]
+__all__ = ["main", "short_name", "short_names", "write_csv", "write_ratings_csv"]
 
 
 def write_csv(result: dict, path: str | Path) -> None:
@@ -169,14 +169,71 @@ def short_name(label: str, width: int = _WIDTH) -> str:
 
     A model's path is shown by its file's stem (its folder's name for model.zip or an RLlib
     checkpoint folder), its profile kept ("distilled@pro"); a longer name is cut with "~".
-    The table's legend gives the full names, as do the JSON and the CSV.
+    The table's legend gives the full names, as do the JSON and the CSV. :func:`short_names`
+    makes the names of several players distinct.
     """
+    return next(_short_candidates(label, width))
+
+
+def short_names(labels, width: int = _WIDTH) -> dict[str, str]:
+    """Distinct table names of ``labels``: {label: name of at most ``width`` characters}.
+
+    Each starts as :func:`short_name`; while names collide, a model path's name grows (its file
+    name with ".zip", then its folders from the nearest) and a cut one is cut in the middle
+    instead ("model_s~_1000500", where the step or seed usually differs); a name that is not a
+    path keeps its name. Names still equal are numbered ("#1", "#2").
+    """
+    labels = list(dict.fromkeys(labels))
+    options = {label: list(dict.fromkeys(_short_candidates(label, width))) for label in labels}
+    pick = dict.fromkeys(labels, 0)
+    while True:
+        names = {label: options[label][pick[label]] for label in labels}
+        groups: dict[str, list[str]] = {}
+        for label, name in names.items():
+            groups.setdefault(name, []).append(label)
+        clashes = [group for group in groups.values() if len(group) > 1]
+        moved = False
+        for group in clashes:
+            for label in group:
+                if pick[label] + 1 < len(options[label]):
+                    pick[label] += 1
+                    moved = True
+        if not clashes or not moved:
+            break
+    for group in clashes:  # nothing left to grow: number them, "#1", "#2", ...
+        for k, label in enumerate(group, 1):
+            names[label] = options[label][0][:width - len(f"#{k}")] + f"#{k}"
+    return names
+
+
+def _cut(name: str, width: int, where: str) -> str:
+    """``name`` in at most ``width`` characters, "~" where it is cut (its end or its middle)."""
+    if len(name) <= width:
+        return name
+    if where == "end":
+        return name[:width - 1] + "~"
+    head = (width - 1) // 2
+    return name[:head] + "~" + name[len(name) - (width - 1 - head):]
+
+
+def _short_candidates(label: str, width: int):
+    """The names ``label`` may be shown by, shortest first, each at most ``width`` long."""
     if "/" in label or label.endswith(".zip"):
         name, _, latency = label.partition("@") if "@" in Path(label).name else (label, "", "")
+        at = f"@{latency}" if latency else ""
         path = Path(name)
-        stem = path.parent.name if path.stem in ("model", "checkpoint") else path.stem
-        label = stem + (f"@{latency}" if latency else "")
-    return label if len(label) <= width else label[:width - 1] + "~"
+        folder = path.stem in ("model", "checkpoint")
+        raw = [(path.parent.name if folder else path.stem) + at]
+        if not folder and path.suffix:
+            raw.append(path.name + at)  # "network.zip" beside the policy "network"
+        parts = [p for p in path.parts if p not in ("/", "")]
+        last = parts[:-1] if folder else parts
+        raw += ["/".join(last[-k:]) + at for k in range(2, len(last) + 1)]
+    else:
+        raw = [label]
+    for name in raw:
+        yield _cut(name, width, "end")
+        yield _cut(name, width, "middle")
 
 
 def _print_table(result: dict, latency: str) -> None:
@@ -185,15 +242,16 @@ def _print_table(result: dict, latency: str) -> None:
           f"({counted(2 * deals, 'game')}), "
           f"latency {latency} both seats unless a profile sets one, seed {result['seed']}")
     print(f"{'player':>16} {'opponent':>16} {'win rate':>9} {'95% CI':>17} {'draws':>6}")
+    short = short_names(result["players"])
     for r in result["pairings"]:
-        print(f"{short_name(r['a']):>16} {short_name(r['b']):>16} {r['win_rate']:9.3f} "
+        print(f"{short[r['a']]:>16} {short[r['b']]:>16} {r['win_rate']:9.3f} "
               f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['draws']:6d}")
     print("ratings (Bradley-Terry, Elo scale):")
     for name, rating in sorted(result["ratings"].items(), key=lambda kv: -kv[1]):
-        print(f"{short_name(name):>16} {rating:8.1f}")
-    long = [n for n in result["players"] if short_name(n) != n]
-    for name in long:
-        print(f"  {short_name(name)}: {name}")
+        print(f"{short[name]:>16} {rating:8.1f}")
+    for name in result["players"]:
+        if short[name] != name:
+            print(f"  {short[name]}: {name}")
 
 
 def _wrote(*paths) -> None:
