@@ -44,12 +44,15 @@ from experiments.cli import ArgumentParser, install_hint, player_help
 
 __all__ = ["main"]
 
+#: The program name of the usage line and of every error ("{PROG}: error: ...").
+PROG = "python -m experiments.play"
+
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _parse_args(argv=None) -> argparse.Namespace:
     p = ArgumentParser(
-        prog="python -m experiments.play",
+        prog=PROG,
         description="Play Spit against a bot in real time, in the terminal or in the browser "
         "(--web); your reaction times are measured, set beside the latency presets and saved as "
         "a latency profile that every entry point takes, and the replay can be saved.",
@@ -123,7 +126,7 @@ def _terminal(args, seed: int, save: Path, profile: Path):
     try:
         from experiments.realtime.tui import PlayApp, profile_lines, summary_lines
     except ImportError as err:
-        sys.exit(f"error: the terminal game needs Textual ({err}); install it with: "
+        sys.exit(f"{PROG}: error: the terminal game needs Textual ({err}); install it with: "
                  f"{install_hint('play')}")
     from experiments.realtime.engine import RealtimeGame
 
@@ -148,13 +151,13 @@ def _browser(args, seed: int, save: Path, profile: Path) -> None:
     try:
         from experiments.realtime.web import WebSettings, create_app, free_socket, serve
     except ImportError as err:
-        sys.exit(f"error: the browser game needs Starlette and uvicorn ({err}); install them "
-                 f"with: {install_hint('web')}")
+        sys.exit(f"{PROG}: error: the browser game needs Starlette and uvicorn ({err}); install "
+                 f"them with: {install_hint('web')}")
     public = args.host not in LOOPBACK
     try:
         sock = free_socket(args.host, args.port)
     except OSError as err:
-        sys.exit(f"error: cannot serve on {args.host}:{args.port}: {err.strerror or err}")
+        sys.exit(f"{PROG}: error: cannot serve on {args.host}:{args.port}: {err.strerror or err}")
     port = sock.getsockname()[1]
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     url = f"http://{shown}:{port}/"

@@ -35,6 +35,9 @@ from spit_env.replay.html import write_html
 
 __all__ = ["play_game", "main"]
 
+#: The program name of the usage line and of every error ("{PROG}: error: ...").
+PROG = "python -m experiments.replay"
+
 
 def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_id: int = 0,
               progress=None) -> dict:
@@ -70,7 +73,7 @@ def play_game(players, *, config: SpitConfig | None = None, seed: int = 0, game_
 
 def _parse_args(argv=None) -> argparse.Namespace:
     p = ArgumentParser(
-        prog="python -m experiments.replay",
+        prog=PROG,
         description="Play one game of Spit between two players and write its replay: a "
         "versioned JSON record (--json) and a self-contained HTML page (--out) with the table "
         "drawn as cards, moves in flight, races, and a timeline; or draw a saved record again "
@@ -136,7 +139,7 @@ def main(argv=None) -> dict:
                 n = replay.check(record)
                 print(f"{args.load}: the core rebuilds all {counted(n, 'recorded state')}")
         except ValueError as err:
-            sys.exit(f"error: {err}")
+            sys.exit(f"{PROG}: error: {err}")
     else:
         from spit_env.progress import Progress
 

@@ -21,6 +21,9 @@ from experiments.cli import ArgumentParser, install_hint
 
 __all__ = ["run_notebook", "main"]
 
+#: The program name of the usage line and of every error ("{PROG}: error: ...").
+PROG = "python -m experiments.run_notebook"
+
 
 def _first_line(source: str) -> str:
     lines = [ln for ln in source.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
@@ -88,7 +91,7 @@ def run_notebook(path, *, timeout: int = 1800, show_progress: bool = True, echo:
 
 def main(argv=None) -> int:
     """Command-line entry point: run each notebook given, write it back or elsewhere."""
-    p = ArgumentParser(prog="python -m experiments.run_notebook",
+    p = ArgumentParser(prog=PROG,
                        description=__doc__.split("\n\n")[0])
     p.add_argument("notebooks", nargs="+", type=Path, help="the .ipynb files to run, in order")
     p.add_argument("--inplace", action="store_true",
@@ -113,8 +116,8 @@ def main(argv=None) -> int:
         import nbclient  # noqa: F401
         import nbformat
     except ImportError as err:
-        sys.exit(f"error: running notebooks needs the notebooks extra ({err}); install it with: "
-                 f"{install_hint('notebooks')}")
+        sys.exit(f"{PROG}: error: running notebooks needs the notebooks extra ({err}); install it "
+                 f"with: {install_hint('notebooks')}")
     from nbclient.exceptions import CellExecutionError
 
     for nb_path in args.notebooks:
@@ -122,7 +125,7 @@ def main(argv=None) -> int:
             nb = run_notebook(nb_path, timeout=args.timeout, show_progress=not args.quiet,
                               echo=not args.quiet)
         except CellExecutionError as err:
-            print(f"error: {nb_path}: {err}", file=sys.stderr)
+            print(f"{PROG}: error: {nb_path}: {err}", file=sys.stderr)
             return 1
         target = nb_path if args.inplace else args.out
         if target is not None:

@@ -30,6 +30,9 @@ import tyro
 
 __all__ = ["Args", "ship", "main", "SHIPPED_PATH"]
 
+#: The program name of the usage line and of every error ("{PROG}: error: ...").
+PROG = "python -m experiments.ship_model"
+
 #: Where the package keeps the shipped network (package data of ``agents``).
 SHIPPED_PATH = Path(__file__).resolve().parents[1] / "agents" / "models" / "network.zip"
 
@@ -72,12 +75,12 @@ def main(argv=None) -> int:
     """Command-line entry point."""
     from experiments.cli import tyro_cli
 
-    args = tyro_cli(Args, argv, prog="python -m experiments.ship_model",
+    args = tyro_cli(Args, argv, prog=PROG,
                     description=__doc__.split("\n\n")[0])
     try:
         size = ship(args.model, args.out, half=args.half)
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     print(f"wrote {args.out} ({size / 1024:.0f} KB)")
     return 0

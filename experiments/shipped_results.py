@@ -28,6 +28,9 @@ from spit_env.progress import counted
 
 __all__ = ["Args", "main", "evaluate_shipped", "markdown"]
 
+#: The program name of the usage line and of every error ("{PROG}: error: ...").
+PROG = "python -m experiments.shipped_results"
+
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
 
@@ -191,29 +194,31 @@ def main(argv=None) -> int:
     """Command-line entry point."""
     from experiments.cli import tyro_cli
 
-    args = tyro_cli(Args, argv, prog="python -m experiments.shipped_results",
+    args = tyro_cli(Args, argv, prog=PROG,
                     description=__doc__.split("\n\n")[0])
     from agents.network import SHIPPED_MODEL, shipped_model_path
 
     path = shipped_model_path()
     if (args.run is None) == (args.previous is None):
-        print("error: give --run (with --command) or --previous, not both", file=sys.stderr)
+        print(f"{PROG}: error: give --run (with --command) or --previous, not both",
+              file=sys.stderr)
         return 2
     if args.run is not None:
         run_dir = Path(args.run)
         kind = [f for f in ("eval.json", "rounds.json") if (run_dir / f).is_file()]
         if not (run_dir / "config.json").is_file() or not kind or (
                 kind == ["rounds.json"] and not (run_dir / "state.json").is_file()):
-            print(f"error: --run: no finished train_ppo or expert_iteration run at "
+            print(f"{PROG}: error: --run: no finished train_ppo or expert_iteration run at "
                   f"{str(args.run)!r} (config.json with eval.json, or config.json with "
                   f"rounds.json and state.json)", file=sys.stderr)
             return 2
     if args.run is not None and not args.command:
-        print("error: --command: say how the model was trained (required with --run)",
+        print(f"{PROG}: error: --command: say how the model was trained (required with --run)",
               file=sys.stderr)
         return 2
     if args.previous is not None and not Path(args.previous).is_file():
-        print(f"error: --previous: no results file at {str(args.previous)!r}", file=sys.stderr)
+        print(f"{PROG}: error: --previous: no results file at {str(args.previous)!r}",
+              file=sys.stderr)
         return 2
     results = evaluate_shipped(args.deals, args.seed, args.latency, args.progress_bar)
     if args.previous is not None:

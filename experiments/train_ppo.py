@@ -99,6 +99,9 @@ from experiments.ppo.checks import parse_opponent, validate
 # experiments.ppo.run.
 __all__ = ["Args", "ArgumentError", "main", "parse_opponent", "train", "validate"]
 
+#: The program name of the usage line and of every error ("{PROG}: error: ...").
+PROG = "python -m experiments.train_ppo"
+
 
 _DESCRIPTION = (__doc__.split("\n\n")[0] + "\n\n" + "--smoke runs the whole pipeline at toy "
                 "size in under a minute (any flag given keeps its value), to try the script or a "
@@ -116,12 +119,12 @@ def main(argv=None) -> int:
     """Command-line entry point: parse with tyro, check, train, print the evaluation table."""
     from experiments.cli import help_values, tyro_cli
 
-    args = tyro_cli(Args, argv, prog="python -m experiments.train_ppo",
+    args = tyro_cli(Args, argv, prog=PROG,
                     description=_DESCRIPTION, fill=help_values(), presets={"smoke": SMOKE})
     try:
         stages = validate(args)
     except ArgumentError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     from experiments.ppo.run import run  # torch and SB3: not needed for --help or a bad flag
 

@@ -48,3 +48,20 @@ def test_code_never_reads_the_shared_folder():
             if re.search(r"\.\./" + "shared|/work/" + "shared", path.read_text()):
                 offenders.append(str(path.relative_to(ROOT)))
     assert not offenders, f"these files read the shared folder, which users do not have: {offenders}"
+
+
+def test_every_script_error_names_its_program():
+    """A script's own errors read as argparse's and tyro's: "python -m experiments.X: error: ...".
+
+    A message that opens with a bare "error:" (printed or given to sys.exit) is refused.
+    """
+    import ast
+
+    bare = []
+    for path in sorted((ROOT / "experiments").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            first = node.values[0] if isinstance(node, ast.JoinedStr) and node.values else node
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) \
+                    and first.value.startswith("error:"):
+                bare.append(f"{path.name}:{node.lineno}")
+    assert not bare, f"errors without the program's name: {bare}"

@@ -470,6 +470,13 @@ def test_bad_argument_fails_naming_it(args, named, tmp_path):
     assert not (tmp_path / "never" / "model.zip").exists()
 
 
+def test_an_argument_error_is_one_line_naming_the_program(tmp_path):
+    proc = _run("--total-timesteps", "-5", "--out", str(tmp_path / "never"), timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("python -m experiments.train_ppo: error: --total-timesteps must "
+                                   "be > 0, got -5")
+
+
 def test_truncation_reward_and_opponent_groups():
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
