@@ -3,7 +3,9 @@
 The site's pages are the project's Markdown files (MyST): the README is the front page and
 CONTRIBUTING.md a page, both included from outside this folder (``index.md``,
 ``contributing.md``); every other page is a file of ``docs/``. The API reference is generated
-from the docstrings (autodoc and autosummary, Google style through napoleon).
+from the docstrings (autodoc and autosummary, Google style through napoleon). docutils reads a
+profile such as ``racer@pro`` as an e-mail address; :func:`_unlink_mailto` keeps it text, and a
+page with a ``mailto:`` link fails the build (:func:`_refuse_mailto`).
 
 Build (warnings are errors, as in CI)::
 
@@ -12,11 +14,13 @@ Build (warnings are errors, as in CI)::
 
 from __future__ import annotations
 
+import html
 import importlib
 import posixpath
 import re
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -177,6 +181,34 @@ def _fill_help_placeholders(app, what, name, obj, options, lines):
         lines[i] = line
 
 
+def _unlink_mailto(app, doctree):
+    """Every ``mailto:`` reference made text again.
+
+    docutils links any ``name@word`` as an e-mail address; here that is a profile
+    (``racer@pro``, ``name@latency``), never mail.
+    """
+    from docutils import nodes
+
+    for ref in list(doctree.findall(nodes.reference)):
+        if ref.get("refuri", "").startswith("mailto:"):
+            ref.replace_self(nodes.Text(ref.astext()))
+
+
+def _refuse_mailto(app, exception):
+    """A warning (an error under ``-W``) for each built page that still links to ``mailto:``."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from sphinx.util import logging
+
+    for page in sorted(Path(app.outdir).rglob("*.html")):
+        found = re.findall(r'href="mailto:([^"]*)"', page.read_text(encoding="utf-8"))
+        if found:
+            shown = sorted({unquote(html.unescape(address)) for address in found})
+            logging.getLogger(__name__).warning(
+                "%s links to mailto: %s (a profile read as an e-mail address)",
+                page.relative_to(app.outdir), ", ".join(shown))
+
+
 def setup(app):
     """Register the link rewriting of the included root files; start the API pages afresh.
 
@@ -188,4 +220,6 @@ def setup(app):
     # after napoleon (priority 500), which turns the docstrings into reST
     app.connect("autodoc-process-docstring", _keep_prose_prefix, priority=600)
     app.connect("autodoc-process-docstring", _fill_help_placeholders)
+    app.connect("doctree-read", _unlink_mailto)
+    app.connect("build-finished", _refuse_mailto)
     return {"parallel_read_safe": True}

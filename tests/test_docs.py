@@ -117,3 +117,28 @@ def test_ci_builds_the_site_as_contributing_says_with_warnings_as_errors():
     assert all(" -W " in line for line in built), "CI builds the site without -W"
     assert set(command.split()) <= set(built[0].split()), \
         f"CI's build {built[0]!r} is not CONTRIBUTING's {command!r}"
+
+
+def test_a_profile_in_a_docstring_is_never_an_email_link(tmp_path, caplog):
+    pytest.importorskip("sphinx")  # the [docs] extra
+    from types import SimpleNamespace
+
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    conf = _conf()
+    tree = publish_doctree("Profiles: racer@pro, name@latency.")
+    assert [r["refuri"] for r in tree.findall(nodes.reference)] == [
+        "mailto:racer@pro", "mailto:name@latency"]  # docutils reads them as e-mail addresses
+    conf._unlink_mailto(None, tree)
+    assert not list(tree.findall(nodes.reference))
+    assert tree.astext() == "Profiles: racer@pro, name@latency."
+    # a built page that still links to mailto: is a warning, an error under -W
+    (tmp_path / "_api").mkdir()
+    (tmp_path / "_api" / "x.html").write_text('<a href="mailto:racer&#37;&#52;&#48;pro">r</a>')
+    (tmp_path / "index.html").write_text('<a href="https://example.org/">racer@pro</a>')
+    app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"))
+    with caplog.at_level("WARNING"):
+        conf._refuse_mailto(app, None)
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warned == ["_api/x.html links to mailto: racer@pro (a profile read as an e-mail address)"]
