@@ -12,6 +12,7 @@ Without Chromium or Playwright the tests skip, saying how to install them; under
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -233,6 +234,28 @@ def test_a_whole_game_by_key_presses_ends_with_a_result_and_three_fit_a_profile(
     assert str(profile) in text and f"--players random@{profile}" in text
     assert Latency.load(profile) == Latency.fit(one.conn.sitting.latencies_ms()).latency
     one.page.screenshot(path=str(shots / "browser_end.png"))
+    # the density plot's tick labels lie inside the canvas (the last one, too)
+    drawn = json.loads(one.page.get_attribute("#density", "data-ticks"))
+    assert drawn["ticks"] and drawn["ticks"][0]["label"] == "0 ms"
+    for tick in drawn["ticks"]:
+        assert 0 <= tick["x0"] < tick["x1"] <= drawn["width"], tick
+    # the saved path and the commands wrap between words and after a "/" or ",", never inside a
+    # name: each such piece of the box's text lies on one line
+    cut = one.page.evaluate("""() => {
+        const box = document.getElementById('end-commands'), cut = [];
+        const walk = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+        for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+          for (const m of node.data.matchAll(/[^\\s/,]+[/,]?/g)) {
+            const r = document.createRange();
+            r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+            const tops = new Set([...r.getClientRects()].map((q) => Math.round(q.top)));
+            if (tops.size > 1) cut.push(m[0]);
+          }
+        }
+        return cut;
+      }""")
+    assert cut == [], f"cut across lines: {cut}"
+    assert str(profile) in one.page.inner_text("#end-commands")  # the text is the path, whole
     assert one.errors == []
 
 

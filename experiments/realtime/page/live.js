@@ -263,7 +263,7 @@
       $("end-profile").textContent = "Your profile over " + plural(f.n, "move") + " (this sitting): a log-normal from " +
         Math.round(f.shift_ms) + " ms, mean " + Math.round(f.mean_ms) + " ms, sd " + Math.round(f.std_ms) +
         " ms. Closest preset: " + m.closest + " (largest gap between the distribution functions: " + gaps + ").";
-      $("end-commands").textContent = m.profile_path ? "Saved: " + m.profile_path + "\nA bot at your speed:\n  " + m.commands.join("\n  ") : "";
+      wrapAtFolders($("end-commands"), m.profile_path ? "Saved: " + m.profile_path + "\nA bot at your speed:\n  " + m.commands.join("\n  ") : "");
     } else {
       $("end-profile").textContent = "No profile yet: " + m.why_not + ". A rematch adds its moves.";
       $("end-commands").textContent = "";
@@ -275,6 +275,16 @@
     showOverlays();
     drawDensity(m);
     document.body.dataset.ended = m.game;
+  }
+
+  // text whose lines may break after each "/" and "," (a <wbr> there), so that a long path wraps at
+  // its folders instead of inside a name; the text itself (copied, or read) is unchanged
+  function wrapAtFolders(e, text) {
+    e.textContent = "";
+    text.split(/(?<=[/,])/).forEach((part, i) => {
+      if (i) e.appendChild(document.createElement("wbr"));
+      e.appendChild(document.createTextNode(part));
+    });
   }
 
   function drawDensity(m) {
@@ -292,10 +302,15 @@
     ctx.font = "11px system-ui, sans-serif";
     ctx.fillStyle = "#7f9a8a";
     const step = xmax > 2400 ? 500 : xmax > 1200 ? 200 : 100;
+    const ticks = [];  // each tick's label, centred on its tick and kept inside the canvas
     for (let x = 0; x <= xmax; x += step) {
       ctx.fillRect(X(x), h - bottom, 1, 4);
-      ctx.fillText(x + (x === 0 ? " ms" : ""), X(x) - 8, h - bottom + 16);
+      const label = x + (x === 0 ? " ms" : ""), tw = ctx.measureText(label).width;
+      const tx = Math.min(Math.max(X(x) - tw / 2, 2), w - 2 - tw);
+      ctx.fillText(label, tx, h - bottom + 16);
+      ticks.push({ label, x0: tx, x1: tx + tw });
     }
+    $("density").dataset.ticks = JSON.stringify({ width: w, ticks });
     ctx.fillRect(left, h - bottom, w - left - right, 1);
     names.forEach((n) => {
       ctx.beginPath();
@@ -336,7 +351,7 @@
       else if (m.type === "end") onEnd(m);
       else if (m.type === "refused") { say(m.reason, "refused"); count("refused"); }
       else if (m.type === "queued") { say(m.text, "queued"); count("queued"); }
-      else if (m.type === "saved") { $("end-saved").textContent = "Saved the replay: " + m.paths.join(", "); count("saved"); }
+      else if (m.type === "saved") { wrapAtFolders($("end-saved"), "Saved the replay: " + m.paths.join(", ")); count("saved"); }
       else if (m.type === "error") { say(m.error, "refused"); count("errors"); }
     };
     ws.onclose = () => { L.overlays = ["closed"]; showOverlays(); document.body.dataset.closed = "1"; };
