@@ -153,13 +153,16 @@ def evaluate(net: ValueNetwork, data: ValueData, bins: int = 10) -> dict:
         shows, by the prediction less it: what the network adds to the present}; ``corr``:
         {target: Pearson correlation}; ``outcome_win``: the explained variance of the game's
         result (+1 / 0 / -1) by the prediction's best linear rescaling (how much of who wins
-        the value knows); ``calibration``: {target: :func:`calibration_bins`}; ``positions``
+        the value knows); ``calibration``: {target: :func:`calibration_bins`};
+        ``calibration_change``: the same of the change to come (target and prediction less the
+        card difference the observation shows); ``positions``
         and ``games``. A target the data lacks (NaN) gets NaN figures.
     """
     pred = net(data.obs)
     now = card_difference(data.obs)
     out: dict = {"positions": len(data), "games": int(np.unique(data.game_id).size),
-                 "explained": {}, "explained_change": {}, "corr": {}, "calibration": {}}
+                 "explained": {}, "explained_change": {}, "corr": {}, "calibration": {},
+                 "calibration_change": {}}
     for name in (*TARGETS, "mix"):
         y = target_values(data, name)
         ok = np.isfinite(y)
@@ -168,6 +171,7 @@ def evaluate(net: ValueNetwork, data: ValueData, bins: int = 10) -> dict:
         out["corr"][name] = (float(np.corrcoef(pred[ok], y[ok])[0, 1])
                              if ok.sum() > 2 and np.std(y[ok]) > 0 else float("nan"))
         out["calibration"][name] = calibration_bins(pred, y, bins)
+        out["calibration_change"][name] = calibration_bins(pred - now, y - now, bins)
     r = out["corr"]["outcome"]
     out["outcome_win"] = float(r * r) if np.isfinite(r) else float("nan")
     return out

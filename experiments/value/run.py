@@ -113,30 +113,34 @@ def _screen(value_path: Path, show: bool) -> dict:
             "with_minus_without": diff, "with_minus_without_se": se}
 
 
-def plot_calibration(calibration: dict, path: Path, title: str) -> None:
-    """The mean target over bins of the prediction, one line per target, a PNG.
+def plot_calibration(calibration: dict, change: dict, path: Path, title: str) -> None:
+    """The mean target over bins of the prediction, one line per target, a PNG of two panels.
 
     Args:
-        calibration: {target: ``experiments.value.fit.calibration_bins`` output}.
+        calibration: {target: ``experiments.value.fit.calibration_bins`` output}: the values.
+        change: the same of the change to come (the values less the card difference now).
         path: the PNG to write.
         title: the figure's title.
     """
     from matplotlib.figure import Figure  # no pyplot: no backend switch in the caller
 
-    fig = Figure(figsize=(6, 4.5))
-    ax = fig.subplots()
-    lo, hi = np.inf, -np.inf
-    for name, bins in calibration.items():
-        x = np.array([b["pred"] for b in bins])
-        y = np.array([b["target"] for b in bins])
-        se = np.array([b["se"] for b in bins])
-        ax.errorbar(x, y, yerr=1.96 * se, marker="o", ms=3, capsize=2, label=name)
-        lo, hi = min(lo, x.min(), y.min()), max(hi, x.max(), y.max())
-    ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--", label="calibrated")
-    ax.set_xlabel("predicted value (mean in a bin of equal count)")
-    ax.set_ylabel("mean target in the bin (95% CI)")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+    fig = Figure(figsize=(10, 4.5))
+    axes = fig.subplots(1, 2)
+    for ax, data, what in ((axes[0], calibration, "value"),
+                           (axes[1], change, "change to come (value less the card difference)")):
+        lo, hi = np.inf, -np.inf
+        for name, bins in data.items():
+            x = np.array([b["pred"] for b in bins])
+            y = np.array([b["target"] for b in bins])
+            se = np.array([b["se"] for b in bins])
+            ax.errorbar(x, y, yerr=1.96 * se, marker="o", ms=3, capsize=2, label=name)
+            lo, hi = min(lo, x.min(), y.min()), max(hi, x.max(), y.max())
+        if np.isfinite(lo):
+            ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--", label="calibrated")
+        ax.set_xlabel(f"predicted {what}", fontsize=9)
+        ax.set_ylabel("mean target in the bin (95% CI)", fontsize=9)
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 
@@ -200,6 +204,8 @@ def run(args: Args, show: bool = True) -> dict:
                                                     "explained_change", "corr", "outcome_win")})
     net.save(out / "value.npz")
     plot_calibration({k: v for k, v in figures["calibration"].items() if k != "mix" and v},
+                     {k: v for k, v in figures["calibration_change"].items()
+                      if k in ("ahead", "round") and v},
                      out / "calibration.png",
                      f"value network ({args.target} target), {figures['games']:,} held-out games")
     report = {"settings": config_of(args), "commit": meta["commit"], "positions": len(data),
