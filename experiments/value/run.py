@@ -27,7 +27,7 @@ from experiments.value.args import Args, config_of
 from experiments.value.data import ValueData, data_jobs, play_value_jobs
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
-from spit_env.progress import Progress
+from spit_env.progress import Progress, counted
 
 __all__ = ["run", "game_config", "plot_calibration", "command_of", "SCREEN_HORIZON_MS"]
 
@@ -152,7 +152,8 @@ def _fmt(x) -> str:
 def _summary(report: dict) -> list[str]:
     held = report["holdout"]
     ev, ch = held["explained"], held["explained_change"]
-    lines = [f"held out: {held['positions']:,} positions of {held['games']:,} games; explained "
+    lines = [f"held out: {counted(held['positions'], 'position')} of "
+             f"{counted(held['games'], 'game')}; explained "
              f"variance (of the change to come) ahead {_fmt(ev['ahead'])} ({_fmt(ch['ahead'])}), "
              f"round {_fmt(ev['round'])} ({_fmt(ch['round'])}), game {_fmt(ev['game'])}, outcome "
              f"{_fmt(ev['outcome'])}; of the game's result {_fmt(held['outcome_win'])}"]
@@ -207,7 +208,8 @@ def run(args: Args, show: bool = True) -> dict:
                      {k: v for k, v in figures["calibration_change"].items()
                       if k in ("ahead", "round") and v},
                      out / "calibration.png",
-                     f"value network ({args.target} target), {figures['games']:,} held-out games")
+                     f"value network ({args.target} target), "
+                     f"{counted(figures['games'], 'held-out game')}")
     report = {"settings": config_of(args), "commit": meta["commit"], "positions": len(data),
               "games": int(np.unique(data.game_id).size), "data_seconds": round(data_s, 1),
               "fit_seconds": round(fit_s, 1), "losses": [round(x, 5) for x in losses],
