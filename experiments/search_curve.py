@@ -15,7 +15,9 @@ CPU seconds and the decisions it planned (``agents.planner.PlannerBot.totals``: 
 time inside its calls, so the other players and the game loop are not in it); the point's
 cost is their sums' ratio, **CPU ms per planned decision** (a decision with two or more legal
 moves), measured in the games themselves. The opponent's search, when it has one, is not
-counted. Results go to ``--json`` after every pairing (``--resume`` keeps those made under the
+counted in the point's cost; it is measured in the same games beside it
+(``opponent_cpu_ms_per_decision``), so two searches compare their costs in one run. Results go
+to ``--json`` after every pairing (``--resume`` keeps those made under the
 same settings) and one line per pairing to stdout; ``--plot`` draws win rate against CPU.
 """
 
@@ -67,13 +69,32 @@ def measure_chunk(spec: str, opponent: str, first_game: int, count: int, *,
         raise ValueError(f"{spec!r} is not a search player (no totals to measure its cost)")
     register_policy(_TIMED, lambda: bot, overwrite=True)
     timed = Player(player.label, _TIMED, player.latency, {})
-    rival = Player.parse(opponent)
+    rival, other = _timed_opponent(opponent)
     jobs = [GameJob(timed, rival, first_game, count, False),
             GameJob(rival, timed, first_game, count, True)]
     outputs = play_jobs(jobs, config=config, seed=seed, batch_size=batch_size)
+    totals = getattr(other, "totals", None) or {}
     return dict(jobs=jobs, outputs=outputs, cpu_s=bot.totals["cpu_s"],
                 decisions=bot.totals["decisions"], rollouts=bot.totals["rollouts"],
+                opponent_cpu_s=totals.get("cpu_s"), opponent_decisions=totals.get("decisions"),
                 process_cpu_s=time.process_time() - cpu, wall_s=time.perf_counter() - wall)
+
+
+def _timed_opponent(opponent: str):
+    """(the opponent's Player, its built search or None).
+
+    A search opponent is built once and registered under a private name, so that its totals
+    can be read after the games.
+    """
+    from agents.screen import parse_player
+    from spit_env.policy import make_policy, register_policy
+
+    player = parse_player(opponent)
+    bot = make_policy(player.policy, **player.kwargs)
+    if not isinstance(getattr(bot, "totals", None), dict):
+        return Player.parse(opponent), None
+    register_policy(_TIMED + "-opponent", lambda: bot, overwrite=True)
+    return Player(player.label, _TIMED + "-opponent", player.latency, {}), bot
 
 
 def measure_pairing(spec: str, opponent: str, deals: int, *, config: SpitConfig, seed: int,
@@ -92,9 +113,15 @@ def measure_pairing(spec: str, opponent: str, deals: int, *, config: SpitConfig,
     parts = list(pool.map(run, chunks)) if pool is not None else [run(c) for c in chunks]
     jobs = [j for p in parts for j in p["jobs"]]
     outputs = [o for p in parts for o in p["outputs"]]
-    r = pairing_result(jobs[0].seat0, Player.parse(opponent), jobs, outputs)
+    r = pairing_result(jobs[0].seat0, jobs[0].seat1, jobs, outputs)
     decisions = sum(p["decisions"] for p in parts)
     cpu = sum(p["cpu_s"] for p in parts)
+    rival = {}
+    if parts[0]["opponent_cpu_s"] is not None:  # a search: its cost in the same games
+        o_cpu = sum(p["opponent_cpu_s"] for p in parts)
+        o_dec = sum(p["opponent_decisions"] for p in parts)
+        rival = {"opponent_decisions": o_dec, "opponent_cpu_s": round(o_cpu, 2),
+                 "opponent_cpu_ms_per_decision": round(1000 * o_cpu / max(o_dec, 1), 4)}
     return {"player": spec, "opponent": opponent, "deals": deals, "games": r.games,
             "wins": r.wins_a, "losses": r.wins_b, "draws": r.draws, "win_rate": r.win_rate,
             "ci_low": r.ci_low, "ci_high": r.ci_high, "decisions": decisions,
@@ -103,7 +130,7 @@ def measure_pairing(spec: str, opponent: str, deals: int, *, config: SpitConfig,
             "rollouts_per_decision": round(sum(p["rollouts"] for p in parts)
                                            / max(decisions, 1), 2),
             "process_cpu_s": round(sum(p["process_cpu_s"] for p in parts), 2),
-            "wall_s": round(time.perf_counter() - t, 1)}
+            "wall_s": round(time.perf_counter() - t, 1), **rival}
 
 
 def _commit() -> str | None:
@@ -238,7 +265,9 @@ def main(argv=None) -> dict:
                     args.json.write_text(json.dumps(out, indent=2))
                 progress.write(f"{spec:>40} vs {opponent:<10} {point['win_rate']:.3f} "
                                f"[{point['ci_low']:.3f}, {point['ci_high']:.3f}]  "
-                               f"{point['cpu_ms_per_decision']:.2f} CPU ms per decision",
+                               f"{point['cpu_ms_per_decision']:.2f} CPU ms per decision"
+                               + (f" (the opponent's {point['opponent_cpu_ms_per_decision']:.2f})"
+                                  if "opponent_cpu_ms_per_decision" in point else ""),
                                file=sys.stdout, always=True)
                 progress(1)
     finally:

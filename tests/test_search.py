@@ -160,6 +160,15 @@ def test_the_curve_measures_a_search_in_its_games_and_resumes(tmp_path, capsys):
     assert f"wrote {path}" in capsys.readouterr().out
 
 
+def test_a_search_opponent_is_measured_in_the_same_games(tmp_path):
+    out = curve_main(["--players", "planner:rollouts=2:horizon_ms=500", "--opponents",
+                      "planner-fast:rollouts=1:horizon_ms=300,greedy", "--deals", "2", "--batch",
+                      "4"])
+    search, bot = out["points"]
+    assert search["opponent_decisions"] > 0 and search["opponent_cpu_ms_per_decision"] > 0
+    assert "opponent_cpu_s" not in bot
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--players", "greedy"], ["not a search player"]),
     (["--players", "plannr"], ["unknown policy", "planner"]),
