@@ -32,6 +32,9 @@ Rows of the table:
   search player (``agents.expert``: the planner with the shipped network as its reference move),
   at each profile's budget and with the network also playing the rollouts (``EXPERT_BUDGETS``),
   with the wall-clock and CPU ms per planned decision.
+* ``--search PLAYER ...``: the same for any search players (``planner:rollouts=32``,
+  ``expert:prune=0.1:leaf_value=value``, ...), ``--search-steps`` epochs each, their repeats
+  interleaved: the costs of several budgets compared in one run.
 
 ``--only core observed planner expert`` measures some groups of rows (``GROUPS``); the reference
 game is always measured, since every ratio is to it.
@@ -436,11 +439,46 @@ def _expert_rows(args: argparse.Namespace) -> list[dict]:
     return _search_rows(EXPERT_BUDGETS, args)
 
 
+def _given_search_rows(args: argparse.Namespace) -> list[dict]:
+    """The rows of ``--search``'s players, their repeats interleaved.
+
+    One budget's run after another's, round after round, so that a drifting load on a shared
+    machine falls on all of them alike: the costs compare within the run.
+    """
+    from agents.screen import parse_player
+
+    config = SpitConfig()
+    steps = max(4, getattr(args, "search_steps", 300) // (10 if args.quick else 1))
+    players = [parse_player(spec) for spec in getattr(args, "search", None) or []]
+    runs: dict[int, list] = {i: [] for i in range(len(players))}
+    for _ in range(args.repeats):
+        for i, p in enumerate(players):
+            runs[i].append(bench_planner(config, 256, steps, p.policy, **p.kwargs))
+    rows = []
+    for i, p in enumerate(players):
+        med = {k: statistics.median(r[k] for r in runs[i]) for k in runs[i][0]}
+        rows.append({"name": f"{p.label} B=256 vs racer", "steps_per_s": med["wall"],
+                     "cpu_steps_per_s": med["cpu"],
+                     "unit": "planned decisions/s (2+ legal moves; all rollouts included)",
+                     "budget": {**_search_profile(p.policy), **p.kwargs},
+                     "ms_per_decision": 1000.0 / med["wall"],
+                     "cpu_ms_per_decision": 1000.0 / med["cpu"],
+                     "cpu_ms_per_decision_runs": [round(1000.0 / r["cpu"], 4) for r in runs[i]],
+                     "rollouts_per_decision": med["rollouts_per_decision"],
+                     "rollout_steps_per_decision": med["rollout_steps_per_decision"],
+                     "cpu_rollout_steps_per_s": med["cpu_rollout_steps"], "steps": steps})
+    return rows
+
+
+_given_search_rows.group = "search"
+ADAPTER_BENCHMARKS.append(_given_search_rows)
+
+
 def _search_profile(profile: str) -> dict:
     from agents.expert import PROFILES as EXPERT
     from agents.planner import PROFILES as PLANNER
 
-    return dict({**PLANNER, **EXPERT}[profile])
+    return dict({**PLANNER, **EXPERT}.get(profile, {}))
 
 
 _planner_rows.group = "planner"
@@ -450,7 +488,7 @@ ADAPTER_BENCHMARKS.append(_expert_rows)
 
 #: the groups of rows ``--only`` selects (the reference game is always measured: every ratio
 #: is to it)
-GROUPS = ("core", "observed", "adapters", "vector", "planner", "expert")
+GROUPS = ("core", "observed", "adapters", "vector", "planner", "expert", "search")
 
 
 def _median_rate(fn: Callable[[], tuple[float, float]], repeats: int) -> tuple[float, float]:
@@ -615,6 +653,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--only", nargs="+", choices=GROUPS, metavar="GROUP",
                         help="measure only these groups of rows: " + ", ".join(GROUPS)
                              + " (default: all; the reference game is always measured)")
+    parser.add_argument("--search", nargs="+", default=[], metavar="PLAYER",
+                        help="search players to measure beside each other, as the screen and "
+                             "search_curve take them (planner:rollouts=32:horizon_ms=2000, "
+                             "expert:prune=0.1, ...): a row each, their repeats interleaved "
+                             "(the 'search' group; with --only search, these rows alone)")
+    parser.add_argument("--search-steps", type=int, default=300,
+                        help="epochs of the 256 games each --search run plays (default: "
+                             "%(default)s, about 30 s of game time from the deal)")
     parser.add_argument("--quick", action="store_true", help="10x fewer steps (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument("--quiet", action="store_true", help="no progress (no bar, no lines)")
@@ -623,6 +669,22 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error("--repeats must be >= 1")
     if any(b < 1 for b in args.sizes + args.observed_sizes):
         parser.error("--sizes must be >= 1")
+    if args.search_steps < 1:
+        parser.error("--search-steps must be >= 1")
+    if args.search:
+        from agents.screen import parse_player, player_problem
+        from spit_env.policy import make_policy
+
+        for spec in args.search:
+            try:
+                player = parse_player(spec)
+                problem = player_problem(player) or (
+                    None if hasattr(make_policy(player.policy, **player.kwargs), "totals")
+                    else f"{spec!r} is not a search player (planner, expert or their profiles)")
+            except ValueError as err:
+                problem = str(err)
+            if problem:
+                parser.error(f"--search: {problem}")
     results = run(args)
     print(format_table(results))
     if args.json:
