@@ -16,8 +16,9 @@ racer      chain, plus denial of the opponent's follow-ups, race-aware use of it
 planner    determinized Monte-Carlo planning on the core (``agents.planner``); "planner-fast":
            a smaller budget. Reads the public table (``reads_public_table``)
 expert     the planner with the shipped network as its reference move (``agents.expert``):
-           the network's move unless a rollout shows another to pay; "expert-fast": a smaller
-           budget; ``rollout_policy="network"`` lets the network play the rollouts too
+           the network's move unless a rollout shows another to pay, the moves it all but rules
+           out pruned; "expert-fast": shorter rollouts valued by the shipped value network
+           (``agents.value``); ``rollout_policy="network"`` lets the network play the rollouts
 network    a policy network of the package's model format (``agents.network``): the one
            shipped with the package, a policy network trained by expert iteration, or
            ``agents.make("network", path=...)``; "ppo": the older name of the same player

@@ -17,6 +17,12 @@ docs/results/expert.md). With the network in the rollouts, each simulated epoch 
 for every rollout row whose seat has a choice, all games and rollouts of the batch in one
 forward pass (one torch thread, ``threads=``), never a call per row.
 
+**Pruning** (``prune``): the network's own probabilities are a prior; a legal move the network
+gives less than ``prune`` gets no rollouts (its reference move always does), and a decision
+left with one move plays it without a search. The moves the network all but rules out are
+seldom the planner's departures, and their rollouts are about half the cost of a decision: the
+same CPU buys more rollouts for the moves that may pay (docs/results/search.md).
+
 Everything else is the planner's: it reads the public table (``reads_public_table``), draws
 everything of game j from game j's own stream (a game's moves do not depend on the other games
 of the batch: the network's forward pass gives a row the same bits in any batch,
@@ -24,8 +30,14 @@ of the batch: the network's forward pass gives a row the same bits in any batch,
 :meth:`~agents.planner.PlannerBot.plan`. Its cost is wall-clock time per decision
 (``python -m experiments.benchmark --only expert``).
 
-Profiles: ``"expert"`` (16 rollouts per legal move, 3 s horizon: the planner's budget) and
-``"expert-fast"`` (4 rollouts, 2 s horizon); any budget argument overrides the profile's, e.g.
+Profiles, chosen from the measured curve of strength against CPU per decision
+(docs/results/search.md): ``"expert"`` (28 rollouts per kept move, 3 s horizon, moves below 10%
+pruned: the strongest search found at no more CPU per decision than ``"planner"``) and
+``"expert-fast"`` (16 rollouts, a 1 s horizon valued by the shipped value network
+``agents.value``, moves below 10% pruned: the planner's strength for about half its CPU). Any
+budget argument overrides the profile's; the earlier budgets are
+``agents.make("expert", rollouts=16, prune=0)`` and
+``agents.make("expert-fast", rollouts=4, horizon_ms=2000, prune=0, leaf_value=None)``, and e.g.
 ``agents.make("expert", rollouts=32, rollout_policy="network", path="runs/x/model.zip")``.
 """
 
@@ -46,8 +58,9 @@ NETWORK = "network"
 
 #: keyword arguments of the registered expert names
 PROFILES = {
-    "expert": dict(rollouts=16, horizon_ms=3000, rollout_policy="racer"),
-    "expert-fast": dict(rollouts=4, horizon_ms=2000, rollout_policy="racer"),
+    "expert": dict(rollouts=28, horizon_ms=3000, rollout_policy="racer", prune=0.1),
+    "expert-fast": dict(rollouts=16, horizon_ms=1000, rollout_policy="racer", prune=0.1,
+                        leaf_value="value"),
 }
 
 
@@ -128,7 +141,11 @@ class ExpertBot(PlannerBot):
                  else "given" if self._given_model else "shipped")
         return (f"ExpertBot(rollouts={self.rollouts}, horizon_ms={self.horizon_ms}, "
                 f"rollout_policy={self.rollout_policy!r}, network={where}, "
-                f"win_weight={self.win_weight}, confidence={self.confidence})")
+                f"win_weight={self.win_weight}, confidence={self.confidence}"
+                + (f", prune={self.prune}" if self.prune else "")
+                + ("" if self.leaf_value is None else f", leaf_value={self.leaf_value!r}")
+                + (f", racing={self.racing}, race_z={self.race_z}" if self.racing > 1 else "")
+                + ")")
 
 
 def network_prior(network, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
