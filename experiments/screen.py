@@ -23,11 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
-from experiments.cli import ArgumentParser, player_help
+from experiments.cli import ArgumentParser, code_commit, player_help
 from spit_env.progress import counted
 
 __all__ = ["main", "PUBLISHED"]
@@ -216,7 +215,8 @@ def _run_score(args) -> dict:
     truth = _load(args)
     scores = _score_all(args.players, truth, args)
     _print_scores(truth, scores)
-    result = dict(command=args.command, commit=_commit(), truth=_truth_summary(truth, args.truth),
+    result = dict(command=args.command, commit=code_commit(),
+                  truth=_truth_summary(truth, args.truth),
                   scores=[s.to_dict() for s in scores])
     _write_json(args.json, result)
     return result
@@ -270,7 +270,8 @@ def _run_calibrate(args) -> dict:
     if args.plot:
         plot_calibration(points, fit, args.plot)
         print(f"wrote {args.plot}")
-    result = dict(command=args.command, commit=_commit(), truth=_truth_summary(truth, args.truth),
+    result = dict(command=args.command, commit=code_commit(),
+                  truth=_truth_summary(truth, args.truth),
                   points=points, fit=fit, free_fit=free,
                   scores={k: v.to_dict() for k, v in scores.items()})
     _write_json(args.json, result)
@@ -294,21 +295,6 @@ def _content_command(argv) -> str:
     return shlex.join(["python", "-m", "experiments.screen", *kept])
 
 
-def _commit() -> str:
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                              text=True, timeout=30)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                                "agents", "spit_env", "experiments"],  # the code, not the docs
-                               cwd=here.parent, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    if head.returncode != 0:
-        return "unknown"
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
-
-
 def _run_build(args, argv) -> dict:
     from agents.screen import build_truth, save_truth
     from spit_env.progress import Progress
@@ -321,7 +307,7 @@ def _run_build(args, argv) -> dict:
         return build_truth(per_source=args.per_source, games=args.games, rollouts=args.rollouts,
                            seed=args.seed, sources=args.sources,
                            positions_per_job=args.positions_per_job, runner=runner,
-                           command=_content_command(argv), commit=_commit(), progress=progress)
+                           command=_content_command(argv), commit=code_commit(), progress=progress)
 
     if args.ray:
         from experiments.cluster.connect import RayConnectError, RayMissingError, ray_session

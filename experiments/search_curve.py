@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.arena import GameJob, Player, pairing_result, play_jobs, save_figure
-from experiments.cli import ArgumentParser
+from experiments.cli import ArgumentParser, code_commit
 from spit_env.config import SpitConfig
 from spit_env.latency import Latency
 
@@ -133,16 +133,6 @@ def measure_pairing(spec: str, opponent: str, deals: int, *, config: SpitConfig,
             "wall_s": round(time.perf_counter() - t, 1), **rival}
 
 
-def _commit() -> str | None:
-    import subprocess
-
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True, cwd=Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def _chunk(spec, opponent, chunk, **kwargs) -> dict:
     return measure_chunk(spec, opponent, chunk[0], chunk[1], **kwargs)
 
@@ -238,7 +228,7 @@ def main(argv=None) -> dict:
     from spit_env.progress import Progress
 
     out = {"deals": args.deals, "seed": args.seed, "config": args.config.to_dict(),
-           "batch": args.batch, "commit": _commit(),
+           "batch": args.batch, "commit": code_commit(short=True),
            "command": "python -m experiments.search_curve " + " ".join(sys.argv[1:] if argv is None
                                                                        else argv),
            "points": []}

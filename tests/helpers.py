@@ -203,3 +203,20 @@ def game_observations(n: int, seed: int = 0, steps: int = 40) -> np.ndarray:
         obs, _, _, _ = env.step(uniform_legal_actions(env.action_masks(), rng))
     env.close()
     return obs
+
+
+def mid_game(config=None, batch: int = 24, steps: int = 30, seed: int = 2):
+    """A core state of ``batch`` games of racer against racer, row i stopped after about
+    ``steps * (1 - i / batch)`` steps: games at different stages, for the planners' tests."""
+    import agents
+    from spit_env import core
+
+    config = config or SpitConfig()
+    racer = agents.make("racer")
+    rng = np.random.default_rng(seed)
+    state = core.init(config, batch, seed=seed)
+    for k in range(steps):
+        obs, masks = core.observe(state), core.legal_action_mask(state)
+        acts = np.stack([racer(obs[:, s], masks[:, s], rng) for s in range(2)], axis=1)
+        state, _ = core.step(state, acts, rows=np.arange(batch) >= (k * batch) // steps)
+    return state

@@ -10,6 +10,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
+from helpers import mid_game
 
 import agents
 import spit_env
@@ -20,19 +21,6 @@ from spit_env.config import SpitConfig
 from spit_env.policy import call_policy, make_policy, registered_policies
 
 SMALL = dict(rollouts=4, horizon_ms=1500)
-
-
-def _mid_game(config=None, batch=24, steps=30, seed=2):
-    """Games of racer against racer, stopped after different numbers of steps."""
-    config = config or SpitConfig()
-    racer = agents.make("racer")
-    rng = np.random.default_rng(seed)
-    state = core.init(config, batch, seed=seed)
-    for k in range(steps):
-        obs, masks = core.observe(state), core.legal_action_mask(state)
-        acts = np.stack([racer(obs[:, s], masks[:, s], rng) for s in range(2)], axis=1)
-        state, _ = core.step(state, acts, rows=np.arange(batch) >= (k * batch) // steps)
-    return state
 
 
 def _decide(planner, state, seat, seed):
@@ -79,7 +67,7 @@ def test_budgets_take_numpy_numbers_as_python_ones():
 
 
 def test_the_planner_needs_the_public_table_of_the_same_rows():
-    state = _mid_game(batch=4)
+    state = mid_game(batch=4)
     planner = PlannerBot(**SMALL)
     obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
     with pytest.raises(ValueError, match="public_table"):
@@ -169,7 +157,7 @@ def _reseeded(state):
 def test_decisions_do_not_depend_on_hidden_cards_or_the_games_streams(config):
     planner = PlannerBot(rollouts=6, horizon_ms=2000)
     for steps in (10, 45):
-        state = _mid_game(config, steps=steps)
+        state = mid_game(config, steps=steps)
         for seat in (0, 1):
             want = _decide(planner, state, seat, seed=11)
             assert planner.last_stats["decisions"] > 0 and planner.last_stats["rollouts"] > 0
@@ -181,7 +169,7 @@ def test_the_no_peeking_checks_would_catch_a_planner_given_the_real_game():
     """The control of the test above: handed the game itself instead of its public table, the
     same planner's decisions do change with the hidden cards and with the stream key."""
     planner = PlannerBot(rollouts=6, horizon_ms=2000, confidence=0.0)
-    state = _mid_game(steps=45, batch=48)
+    state = mid_game(steps=45, batch=48)
 
     def leaky(st):
         obs, masks = core.observe(st)[:, 0], core.legal_action_mask(st)[:, 0]
@@ -197,7 +185,7 @@ def test_the_no_peeking_checks_would_catch_a_planner_given_the_real_game():
 @pytest.mark.parametrize("rollouts, horizon_ms", [(1, 500), (3, 1200), (5, 4000)])
 def test_the_planner_keeps_to_its_budget(rollouts, horizon_ms):
     planner = PlannerBot(rollouts=rollouts, horizon_ms=horizon_ms)
-    state = _mid_game(steps=25)
+    state = mid_game(steps=25)
     masks = core.legal_action_mask(state)[:, 1]
     _decide(planner, state, 1, seed=0)
     stats = planner.last_stats
@@ -214,7 +202,7 @@ def test_the_planner_keeps_to_its_budget(rollouts, horizon_ms):
 def test_thinking_changes_nothing_in_the_game():
     """The planner's work happens between two epochs on copies: the game's state, clock and
     streams are untouched, so its move lands after its seat's latency like anyone's."""
-    state = _mid_game(steps=20)
+    state = mid_game(steps=20)
     before = _arrays(state)
     masks = core.legal_action_mask(state)
     _decide(PlannerBot(**SMALL), state, 0, seed=4)
@@ -225,7 +213,7 @@ def test_thinking_changes_nothing_in_the_game():
 
 def test_same_generator_same_decisions_and_no_plan_when_only_wait_is_legal():
     planner = make_policy("planner-fast")
-    state = _mid_game(steps=35)
+    state = mid_game(steps=35)
     np.testing.assert_array_equal(_decide(planner, state, 0, 5), _decide(planner, state, 0, 5))
     busy = ~state.free[:, 0]
     assert busy.any()
@@ -311,7 +299,7 @@ def _lowest_legal(obs, masks, rng):
 def test_plan_holds_every_candidates_statistics():
     from agents.planner import Plan
 
-    state = _mid_game(steps=30)
+    state = mid_game(steps=30)
     obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
     table = core.public_table(state, np.arange(state.batch_size), 0)
     planner = PlannerBot(rollouts=5, horizon_ms=1500, confidence=0.5)
@@ -354,7 +342,7 @@ def test_plan_holds_every_candidates_statistics():
 
 
 def test_the_reference_hook_and_a_policy_of_observations_in_the_rollouts():
-    state = _mid_game(steps=30)
+    state = mid_game(steps=30)
     obs, masks = core.observe(state)[:, 1], core.legal_action_mask(state)[:, 1]
     table = core.public_table(state, np.arange(state.batch_size), 1)
     calls = []
@@ -378,7 +366,7 @@ def test_the_reference_hook_and_a_policy_of_observations_in_the_rollouts():
 
 
 def test_the_leaf_value_ends_the_rollouts_at_the_horizon():
-    state = _mid_game(steps=30)
+    state = mid_game(steps=30)
     obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
     table = core.public_table(state, np.arange(state.batch_size), 0)
     seen = []
@@ -403,7 +391,7 @@ def test_the_leaf_value_ends_the_rollouts_at_the_horizon():
 
 
 def test_racing_drops_moves_that_cannot_beat_the_reference():
-    state = _mid_game(steps=30, batch=48)
+    state = mid_game(steps=30, batch=48)
     obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
     table = core.public_table(state, np.arange(state.batch_size), 0)
     full = PlannerBot(rollouts=8, horizon_ms=1500)
@@ -427,7 +415,7 @@ def test_racing_drops_moves_that_cannot_beat_the_reference():
 
 def test_a_trained_network_can_play_the_rollouts():
     pytest.importorskip("sb3_contrib")
-    state = _mid_game(steps=30, batch=6)
+    state = mid_game(steps=30, batch=6)
     obs, masks = core.observe(state)[:, 0], core.legal_action_mask(state)[:, 0]
     table = core.public_table(state, np.arange(state.batch_size), 0)
     planner = PlannerBot(rollouts=2, horizon_ms=600, rollout_policy=agents.make("network"))
@@ -443,7 +431,7 @@ def test_jumping_over_forced_waits_changes_no_rollout(config, monkeypatch):
     one by one plays the same futures: the same values, moves and rollout lengths."""
     from spit_env import streams
 
-    state = _mid_game(config, batch=30, steps=30)
+    state = mid_game(config, batch=30, steps=30)
     seat = np.arange(30) % 2
     keys = streams.draw(state.key, streams.POLICY, seat, state.decisions[np.arange(30), seat])
 

@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import mid_game
 
 import agents
 from agents.expert import network_prior
@@ -21,13 +22,7 @@ from spit_env import core, rules
 
 def _decisions(batch=48, steps=40, seed=3):
     """Games of racer against racer stopped mid-way; the seat-0 decisions with a choice."""
-    racer = agents.make("racer")
-    rng = np.random.default_rng(seed)
-    state = core.init(None, batch, seed=seed)
-    for k in range(steps):
-        obs, masks = core.observe(state), core.legal_action_mask(state)
-        acts = np.stack([racer(obs[:, s], masks[:, s], rng) for s in range(2)], axis=1)
-        state, _ = core.step(state, acts, rows=np.arange(batch) >= (k * batch) // steps)
+    state = mid_game(batch=batch, steps=steps, seed=seed)
     masks = core.legal_action_mask(state)[:, 0]
     idx = np.flatnonzero(masks.sum(axis=1) >= 2)
     state = core.copy_rows(state, idx)

@@ -35,7 +35,7 @@ from spit_env.checks import did_you_mean
 
 __all__ = ["ArgumentParser", "ArgumentError", "HelpFormatter", "tyro_cli", "field_help",
            "given_fields", "help_values", "player_names", "player_help", "install_hint",
-           "one_line_warnings"]
+           "one_line_warnings", "code_commit"]
 
 _FIELD = re.compile(r"%\((\w+)\)[sdfr]")
 
@@ -64,6 +64,30 @@ def one_line_warnings() -> None:
 
     formatwarning.one_line = True
     warnings.formatwarning = formatwarning
+
+
+def code_commit(short: bool = False) -> str:
+    """The commit a result is made on, as the files that record it write it.
+
+    The checkout's HEAD (its short form with ``short``), with ``+changes`` when the code
+    (``agents``, ``spit_env``, ``experiments``; not the docs) differs from it; ``"unknown"``
+    outside a git checkout.
+    """
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", *(["--short"] if short else []), "HEAD"],
+                              cwd=here, capture_output=True, text=True, timeout=30)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                "agents", "spit_env", "experiments"],
+                               cwd=here.parent, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if head.returncode != 0:
+        return "unknown"
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def install_hint(extra: str) -> str:

@@ -16,13 +16,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from experiments.cli import code_commit
 from experiments.value.args import Args, config_of
 from experiments.value.data import ValueData, data_jobs, play_value_jobs
 from spit_env.config import SpitConfig
@@ -60,14 +60,6 @@ def command_of(args: Args) -> str:
         else:
             parts.append(f"{flag} {value}")
     return "python -m experiments.train_value " + " ".join(parts)
-
-
-def _commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True, cwd=Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def _collect(args: Args, show: bool) -> tuple[ValueData, float]:
@@ -190,8 +182,8 @@ def run(args: Args, show: bool = True) -> dict:
         data, data_s = _collect(args, show)
     data.save(out / "data.npz")
     train, held = split_by_game(data, args.holdout, args.seed)
-    meta = dict(command=command_of(args), commit=_commit(), win_weight=args.win_weight,
-                ahead_ms=data.ahead_ms, positions=int(train.sum()))
+    meta = dict(command=command_of(args), commit=code_commit(short=True),
+                win_weight=args.win_weight, ahead_ms=data.ahead_ms, positions=int(train.sum()))
     t = time.perf_counter()
     with Progress(args.steps, "fit", unit="steps", enabled=show) as progress:
         net, losses = fit_value(data.take(train), args.target, residual=args.residual,
