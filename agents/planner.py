@@ -412,7 +412,7 @@ class PlannerBot:
                              "table=spit_env.core.public_table(state, idx, seats) of the same "
                              f"rows, got {type(table).__name__}")
         if table.batch_size != b:
-            raise ValueError(f"table must hold the observations' rows ({b}), "
+            raise ValueError(f"table must hold one row per observation ({b}), "
                              f"got {table.batch_size}")
         keys = np.asarray(rng.integers(0, _KEY_HIGH, size=b), np.int64).view(np.uint64)
         out = masks.argmax(axis=1).astype(np.int64)  # the only legal move, where there is one
