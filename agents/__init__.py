@@ -18,7 +18,8 @@ planner    determinized Monte-Carlo planning on the core (``agents.planner``); "
 expert     the planner with the shipped network as its reference move (``agents.expert``):
            the network's move unless a rollout shows another to pay, the moves it all but rules
            out pruned; "expert-fast": shorter rollouts valued by the shipped value network
-           (``agents.value``); ``rollout_policy="network"`` lets the network play the rollouts
+           (``agents.value``), no pruning; ``rollout_policy="network"`` lets the network play
+           the rollouts
 network    a policy network of the package's model format (``agents.network``): the one
            shipped with the package, a policy network trained by expert iteration, or
            ``agents.make("network", path=...)``; "ppo": the older name of the same player

@@ -34,7 +34,8 @@ Profiles, chosen from the measured curve of strength against CPU per decision
 (docs/results/search.md): ``"expert"`` (28 rollouts per kept move, 3 s horizon, moves below 10%
 pruned: the strongest search found at no more CPU per decision than ``"planner"``) and
 ``"expert-fast"`` (16 rollouts, a 1 s horizon valued by the shipped value network
-``agents.value``, moves below 10% pruned: the planner's strength for about half its CPU). Any
+``agents.value``, no pruning: the planner's strength for about two thirds of its CPU; at a 1 s
+horizon pruning cost more strength than it saved). Any
 budget argument overrides the profile's; the earlier budgets are
 ``agents.make("expert", rollouts=16, prune=0)`` and
 ``agents.make("expert-fast", rollouts=4, horizon_ms=2000, prune=0, leaf_value=None)``, and e.g.
@@ -59,7 +60,7 @@ NETWORK = "network"
 #: keyword arguments of the registered expert names
 PROFILES = {
     "expert": dict(rollouts=28, horizon_ms=3000, rollout_policy="racer", prune=0.1),
-    "expert-fast": dict(rollouts=16, horizon_ms=1000, rollout_policy="racer", prune=0.1,
+    "expert-fast": dict(rollouts=16, horizon_ms=1000, rollout_policy="racer", prune=0.0,
                         leaf_value="value"),
 }
 

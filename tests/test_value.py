@@ -253,7 +253,7 @@ def test_a_tiny_run_fills_the_documented_folder(tmp_path, capsys):
     assert main(["--out", str(again), "--data", str(out / "data.npz"), *TINY_ARGS]) == 0
     refit = load_value(again / "value.npz")
     for name in ("weights", "biases"):
-        assert all(np.array_equal(a, b) for a, b in zip(getattr(refit, name), getattr(net, name)))
+        assert all(np.array_equal(a, b) for a, b in zip(getattr(refit, name), getattr(net, name), strict=True))
     assert np.array_equal(refit.mean, net.mean) and np.array_equal(refit.scale, net.scale)
     assert "--data" in refit.meta["command"] and "--data" not in net.meta["command"]
     drop = {"command", "path"}
