@@ -188,7 +188,7 @@ def _browser(args, seed: int, save: Path, profile: Path) -> None:
             webbrowser.open(url)
 
     serve(app, sock, on_ready=ready)
-    print(f"server stopped (seed {seed}, first game {args.game})")
+    print(f"server stopped (seed {seed}, game ids from {args.game})")
 
 
 def main(argv=None):

@@ -65,8 +65,9 @@ def _places_x() -> list[int]:
 # y of the stack's bottom card (seat 1 fans down towards the centre, seat 0 up); the piles' row
 _PLACES_Y = (376, 70)
 _CENTRE_Y = 236
-_PILE_X = (502, 242)  # absolute pile 0 (seat 0's own), pile 1 (seat 1's own): as on the page
-_SPIT_X = (674, 70)
+# the bottom seat's pile on the left, as on the page and in the terminal game (the keys' "left")
+_PILE_X = (242, 502)  # absolute pile 0 (seat 0's own), pile 1 (seat 1's own)
+_SPIT_X = (70, 674)
 # the widest label under a pile and under a spit stack (px): no two labels meet
 _PILE_LABEL_W, _SPIT_LABEL_W = 144, 178
 

@@ -8,6 +8,7 @@ import asyncio
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -608,3 +609,30 @@ def test_script_help_and_bad_input():
     assert res.returncode == 2 and "--motor-ms must be in 1..10000" in res.stderr
     res = _run("--opponent", "racer@slowpoke")
     assert res.returncode == 2 and "latency preset must be one of" in res.stderr
+
+
+# --- the end screens' profile: its plot and its commands ------------------------------------------
+def test_a_long_tail_of_pauses_does_not_squeeze_the_density_axis():
+    from experiments.realtime.engine import person_profile
+    from spit_env import Latency
+
+    rng = np.random.default_rng(3)
+    quick = rng.lognormal(np.log(420.0), 0.25, 60)  # a person's moves...
+    pauses = rng.uniform(4000.0, 9000.0, 6)  # ...and a few long pauses
+    out = person_profile(np.concatenate([quick, pauses]))
+    top = out["density"]["ms"][-1]
+    # the axis ends by the slowest preset's tail or the bulk of the fit, not the pauses
+    novice = float(np.quantile(Latency.preset("novice").table, 0.995))
+    you = float(np.quantile(out["fit"].latency.table, 0.95))
+    assert top == pytest.approx(1.05 * max(novice, you), rel=0.01)
+    assert top < pauses.min()
+
+
+def test_the_reuse_commands_name_the_profile_by_its_absolute_path(tmp_path, monkeypatch):
+    from experiments.realtime.engine import reuse_lines
+
+    monkeypatch.chdir(tmp_path)
+    lines = reuse_lines(Path("replays") / "me.json", "racer")
+    where = str(tmp_path / "replays" / "me.json")
+    assert f"racer@{where},racer@club" in lines[0] and f"racer@{where}" in lines[1]
+    assert repr(where) in lines[2]

@@ -353,6 +353,18 @@ def test_in_seat_1_you_still_sit_at_the_bottom(live):
     assert one.errors == []
 
 
+@pytest.mark.parametrize("seat", [0, 1])
+def test_your_pile_is_drawn_on_the_left_as_the_keys_say(live, seat):
+    # <- slaps your pile, Q-T play onto it (keys.py): it is the left one on the page, in either seat
+    one = live(opponent="racer@club", deal=None, human_seat=seat)
+    one.start()
+    one.advance(600.0)
+    own, opp = (one.page.locator(f"#pile{k}").bounding_box()["x"] for k in (0, 1))
+    assert own < opp
+    assert one.page.inner_text("#pile0-label").startswith(("your pile", "you: no pile"))
+    assert one.page.inner_text("#pile1-label").startswith("racer")
+
+
 def test_a_closed_page_stops_its_game(live):
     one = live(opponent="racer@club", deal=None)
     one.start()

@@ -127,6 +127,10 @@ def test_the_end_banner_covers_no_card_and_the_labels_name_the_owners(seed, name
     for n in (*map(len, snap["centre"]), *map(len, snap["spit"])):
         assert f"{n:,} card{'' if n == 1 else 's'}" in counts
     assert not [w for w, _ in labels if w.startswith(("pile ", "spit "))]
+    # the bottom seat's (seat 0's) pile on the left, as on the page and in the terminal game
+    own, opp = (next(box[0] for w, box in labels if w.startswith(names[q][:10]) and
+                     w.endswith("pile")) for q in (0, 1))
+    assert own < opp
     # no two labels meet, and every box lies inside the frame
     assert len(labels) == 8
     for i, (_, a) in enumerate(labels):

@@ -475,7 +475,10 @@ def person_profile(latencies_ms: Sequence[float], points: int = 240) -> dict:
             why_not = str(err)
     presets = {name: Latency.preset(name) for name in PRESETS}
     models = dict(presets, **({"you": fit.latency} if fit else {}))
-    top = max(float(np.quantile(m.table, 0.995)) for m in models.values())
+    # the axis spans the presets and the bulk of the fit: a person's long tail (a few pauses of
+    # seconds) would squeeze every curve into the axis' first tenth
+    top = max(float(np.quantile(m.table, 0.95 if name == "you" else 0.995))
+              for name, m in models.items())
     grid = np.linspace(0.0, top * 1.05, points)
     density = {"ms": grid.round(1).tolist(), "you": None}
     density.update({name: m.pdf(grid).tolist() for name, m in models.items()})
@@ -551,7 +554,11 @@ class Sitting:
 
 
 def reuse_lines(path: Path, opponent: str = "racer") -> list[str]:
-    """How to use a saved profile: the commands, for an end screen."""
+    """How to use a saved profile: the commands, for an end screen.
+
+    The profile is named by its absolute path, so that the commands work from any folder.
+    """
+    path = Path(path).resolve()
     where = shlex.quote(str(path))
     return [f"python -m experiments.tournament --players {opponent}@{where},{opponent}@club",
             f"python -m experiments.play --opponent {opponent}@{where}",

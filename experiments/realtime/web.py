@@ -397,7 +397,7 @@ class Connection:
         summary = reaction_summary(game.reactions, game.motor_ms)
         commands = reuse_lines(saved, game.opponent.partition("@")[0]) if saved else []
         result = outcome["result"].replace(f"{HUMAN} wins", "you win")
-        lines = [f"game {len(self.sitting.games)}: {result} against {game.opponent}, "
+        lines = [f"game {len(self.sitting.games)} against {game.opponent}: {result}, "
                  f"{counted(outcome['rounds'], 'round')}, {outcome['clock_ms'] / 1000:.1f} s of "
                  "game time"]
         if saved:
@@ -414,7 +414,8 @@ class Connection:
                 "fit": fit.report() if fit else None, "why_not": profile["why_not"],
                 "distance": profile["distance"], "closest": profile["closest"],
                 "density": profile["density"], "latencies_ms": self.sitting.latencies_ms(),
-                "profile_path": str(saved) if saved else None, "commands": commands}
+                "profile_path": str(Path(saved).resolve()) if saved else None,
+                "commands": commands}
 
 
 def _page(request: Request) -> Response:

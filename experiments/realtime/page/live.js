@@ -253,7 +253,8 @@
   // --- the end: the result and the fitted profile beside the presets -----------------------------
   function onEnd(m) {
     L.end = m;
-    $("end-result").textContent = m.result.charAt(0).toUpperCase() + m.result.slice(1);
+    // "You win" / "A draw"; a player's name keeps its spelling ("racer@club wins")
+    $("end-result").textContent = /^(you|a draw)/.test(m.result) ? m.result.charAt(0).toUpperCase() + m.result.slice(1) : m.result;
     const s = m.summary;
     $("end-summary").textContent = s.moves ? "This game: " + plural(s.moves, "timed move") + ", your latency (reaction + motor time) median " +
       Math.round(s.median_ms) + " ms, mean " + Math.round(s.mean_ms) + " ms." : "No moves of yours to time in this game.";

@@ -118,7 +118,7 @@ window.SpitTable = (() => {
         const shown = Math.min(spit.length, 4);
         for (let k = shown - 1; k >= 0; k--) {
           const card = cardEl(spit[k], false, k === 0 ? "next" : "");
-          card.style.left = (20 + (k - (shown - 1) / 2) * 6 * (slot[p] === 0 ? 1 : -1)) + "px";
+          card.style.left = (20 + (k - (shown - 1) / 2) * 6 * (slot[p] === 0 ? -1 : 1)) + "px";
           card.style.top = (k * 2) + "px";
           e.appendChild(card);
         }
