@@ -40,7 +40,8 @@ PUBLISHED = [
     ("planner-fast (4 rollouts, 2 s horizon)", "planner-fast", 0.535, 0.513, 0.557, 1000,
      "planner.md"),
     ("planner (16 rollouts, 3 s horizon)", "planner", 0.566, 0.544, 0.588, 1000, "planner.md"),
-    ("expert (16 rollouts, 3 s horizon)", "expert", 0.568, 0.546, 0.589, 1000, "expert.md"),
+    ("expert, earlier (16 rollouts, 3 s)", "expert:rollouts=16:prune=0", 0.568, 0.546, 0.589,
+     1000, "expert.md"),
     ("planner 1, 3 s", "planner:rollouts=1", 0.472, 0.432, 0.512, 300, "planner.md, curve"),
     ("planner 2, 3 s", "planner:rollouts=2", 0.440, 0.401, 0.480, 300, "planner.md, curve"),
     ("planner 2, 3 s (again)", "planner:rollouts=2", 0.492, 0.452, 0.532, 300, "screen.md"),
@@ -51,8 +52,36 @@ PUBLISHED = [
     ("planner 16, 2 s", "planner:horizon_ms=2000", 0.543, 0.494, 0.591, 200, "speed.md"),
     ("planner 8, 2 s", "planner:rollouts=8:horizon_ms=2000", 0.553, 0.504, 0.600, 200,
      "speed.md"),
+    # the search curve's points: 1,000 deals of seed 2024
+    ("planner (seed 2024)", "planner", 0.575, 0.553, 0.596, 1000, "search.md"),
+    ("planner-fast (seed 2024)", "planner-fast", 0.516, 0.495, 0.538, 1000, "search.md"),
+    ("planner 16, 2 s (1,000)", "planner:horizon_ms=2000", 0.572, 0.550, 0.593, 1000,
+     "search.md"),
+    ("planner 32, 3 s (1,000)", "planner:rollouts=32", 0.571, 0.549, 0.593, 1000, "search.md"),
+    ("planner 32, 2 s", "planner:rollouts=32:horizon_ms=2000", 0.597, 0.575, 0.618, 1000,
+     "search.md"),
+    ("planner 24, 2 s", "planner:rollouts=24:horizon_ms=2000", 0.571, 0.549, 0.593, 1000,
+     "search.md"),
+    ("planner 16, 1 s", "planner:horizon_ms=1000", 0.541, 0.520, 0.563, 1000, "search.md"),
+    ("planner 16, 1 s + value", "planner:horizon_ms=1000:leaf_value=value", 0.571, 0.549,
+     0.592, 1000, "search.md"),
+    ("planner 8, 1 s + value", "planner:rollouts=8:horizon_ms=1000:leaf_value=value", 0.530,
+     0.509, 0.552, 1000, "search.md"),
+    ("planner 32, 3 s, raced", "planner:rollouts=32:racing=4:race_z=0", 0.599, 0.577, 0.620,
+     1000, "search.md"),
+    ("expert (28, 3 s, prune 0.1)", "expert", 0.589, 0.567, 0.610, 1000, "search.md"),
+    ("expert 40, 2 s, prune 0.1", "expert:prune=0.1:rollouts=40:horizon_ms=2000", 0.603, 0.581,
+     0.624, 1000, "search.md"),
+    ("expert 8, 3 s, prune 0.15", "expert:prune=0.15:rollouts=8", 0.536, 0.514, 0.558, 1000,
+     "search.md"),
+    ("expert 8, 1 s + value, prune", "expert:prune=0.1:rollouts=8:horizon_ms=1000:leaf_value=value",
+     0.549, 0.528, 0.571, 1000, "search.md"),
+    ("expert-fast (16, 1 s + value)", "expert-fast", 0.574, 0.552, 0.596, 1000, "search.md"),
+    ("expert 16, 1 s + value, prune",
+     "expert:prune=0.1:rollouts=16:horizon_ms=1000:leaf_value=value", 0.541, 0.520, 0.563, 1000,
+     "search.md"),
 ]
-_DEFAULT_PLAYERS = "planner,planner-fast,expert,network,racer,greedy"
+_DEFAULT_PLAYERS = "planner,planner-fast,expert,expert-fast,network,racer,greedy"
 #: the flags that do not change a built file (left out of the command recorded in it)
 _NOT_CONTENT = {"--out", "--ray", "--address", "--ray-cpus", "--quiet", "--positions-per-job"}
 

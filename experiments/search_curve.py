@@ -137,27 +137,36 @@ def _chunk(spec, opponent, chunk, **kwargs) -> dict:
     return measure_chunk(spec, opponent, chunk[0], chunk[1], **kwargs)
 
 
-def plot_curve(result: dict, path: str | Path | None = None):
+def plot_curve(result: dict, path: str | Path | None = None, opponents=None):
     """Win rate (95% Wilson interval) against CPU ms per planned decision; the Figure.
 
-    One series per opponent, each point labelled by its player; saved to ``path`` if given.
+    One series per opponent (those named in ``opponents``, default all), each point labelled by
+    its ``label`` if it has one, else its player; saved to ``path`` if given.
     """
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
 
-    fig = Figure(figsize=(7.5, 5))
+    fig = Figure(figsize=(9, 6))
     ax = fig.subplots()
-    for opp in dict.fromkeys(p["opponent"] for p in result["points"]):
+    for opp in opponents or dict.fromkeys(p["opponent"] for p in result["points"]):
         pts = sorted((p for p in result["points"] if p["opponent"] == opp),
                      key=lambda p: p["cpu_ms_per_decision"])
         x = np.array([p["cpu_ms_per_decision"] for p in pts])
         y = np.array([p["win_rate"] for p in pts])
         err = [y - np.array([p["ci_low"] for p in pts]), np.array([p["ci_high"] for p in pts]) - y]
         ax.errorbar(x, y, yerr=err, fmt="o", capsize=3, label=f"vs {opp}")
-        for p in pts:
-            ax.annotate(p["player"], (p["cpu_ms_per_decision"], p["win_rate"]), fontsize=6,
-                        xytext=(4, 3), textcoords="offset points")
+        # a label sits below its point when the point is lower than its neighbour in cost, so
+        # that near neighbours' labels part; else above
+        below = [i > 0 and p["win_rate"] < pts[i - 1]["win_rate"] for i, p in enumerate(pts)]
+        for p, down in zip(pts, below, strict=True):
+            ax.annotate(p.get("label", p["player"]), (p["cpu_ms_per_decision"], p["win_rate"]),
+                        fontsize=6, xytext=(4, -8 if down else 3), textcoords="offset points")
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_xscale("log")
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="x", which="minor", labelsize=7)
     ax.set_xlabel("CPU ms per planned decision (in the games, one core)")
     ax.set_ylabel("win rate (95% Wilson interval)")
     ax.set_title(f"Search: strength against cost ({result['deals']:,} duplicate deals per point, "
