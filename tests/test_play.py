@@ -17,7 +17,7 @@ from helpers import build_deal
 
 import agents
 from experiments.realtime.engine import RealtimeGame, reaction_summary
-from experiments.realtime.keys import GAME_KEYS
+from experiments.realtime.keys import GAME_KEYS, key_of
 from spit_env import core, replay, rules
 from spit_env.reference import RandomSource
 
@@ -223,13 +223,6 @@ def test_one_timed_move_is_written_in_the_singular():
 
 
 # --- the app -------------------------------------------------------------------------------------
-def _key_of(action: int) -> str:
-    kind, s, c = int(rules.ACTION_KIND[action]), int(rules.ACTION_STOCK[action]), int(rules.ACTION_PILE[action])
-    if kind == rules.KIND_PLAY:
-        return KEYMAP["own" if c == 0 else "opp"][s]
-    if kind in (rules.KIND_FILL, rules.KIND_FLIP):
-        return KEYMAP["fill"][s]
-    return "left" if c == 0 else "right"
 
 
 def test_keys_map_to_the_right_actions():
@@ -250,7 +243,7 @@ def test_keys_map_to_the_right_actions():
         assert len(keys) == rules.N_STOCKS, kind
         if kind in ("own", "opp"):
             for key in keys:
-                assert _key_of(key_action(key, mask)) == key, "each play key stands for its own move"
+                assert key_of(key_action(key, mask)) == key, "each play key stands for its own move"
 
 
 class Clock:
@@ -276,7 +269,7 @@ async def _play_to_the_end(app: PlayApp, clock: Clock, pilot, greedy, max_iter=5
             action = int(greedy(obs, mask[None], rng)[0])
             if action != rules.WAIT:
                 before = len(game.keys)
-                await pilot.press(_key_of(action))
+                await pilot.press(key_of(action))
                 if len(game.keys) > before:
                     assert game.keys[-1].action == action, "the key queued the move it stands for"
                     pressed.append(action)
@@ -345,14 +338,14 @@ def test_the_table_on_screen_and_a_screenshot(tmp_path, tmp_path_factory):
                 mask = game.human_mask()
                 if mask[1:11].any() and not game.busy():
                     action = int(greedy(core.observe(game.state)[:, 0], mask[None], rng)[0])
-                    await pilot.press(_key_of(action))
+                    await pilot.press(key_of(action))
             for _ in range(200):  # the screenshot catches a card of yours in flight
                 clock.ms += 20.0
                 app.tick()
                 mask = game.human_mask()
                 if mask[1:11].any() and not game.busy():
                     action = int(greedy(core.observe(game.state)[:, 0], mask[None], rng)[0])
-                    await pilot.press(_key_of(action))
+                    await pilot.press(key_of(action))
                     clock.ms += 30.0
                     app.tick()
                     if game.busy():

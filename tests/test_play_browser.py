@@ -29,7 +29,7 @@ pytest.importorskip("uvicorn", reason="the browser game needs the [web] extra")
 
 import agents  # noqa: E402
 from experiments.realtime.engine import RealtimeGame  # noqa: E402
-from experiments.realtime.keys import GAME_KEYS, KEYMAP  # noqa: E402
+from experiments.realtime.keys import GAME_KEYS, key_of  # noqa: E402
 from experiments.realtime.web import WebSettings  # noqa: E402
 from spit_env import Latency, core, rules  # noqa: E402
 
@@ -137,12 +137,9 @@ def live(browser, tmp_path):
 
 
 def _key_of(action: int) -> str:
-    kind, s, c = int(rules.ACTION_KIND[action]), int(rules.ACTION_STOCK[action]), int(rules.ACTION_PILE[action])
-    if kind == rules.KIND_PLAY:
-        return KEYMAP["own" if c == 0 else "opp"][s]
-    if kind in (rules.KIND_FILL, rules.KIND_FLIP):
-        return KEYMAP["fill"][s]
-    return "ArrowLeft" if c == 0 else "ArrowRight"
+    """The browser's key for ``action``: the arrows by their DOM names."""
+    key = key_of(action)
+    return {"left": "ArrowLeft", "right": "ArrowRight"}.get(key, key)
 
 
 def _click(live: Live, action: int) -> None:

@@ -74,7 +74,7 @@ OUTPUT = {
 #: snippet id -> {text in the snippet: the text it runs with}
 SHRINK = {
     "sb3": {"num_envs=256": "num_envs=16", "n_steps=64": "n_steps=16",
-            "total_timesteps=100_000": "total_timesteps=256",
+            "total_timesteps=6 * 64 * 256": "total_timesteps=256",
             "n_eval_episodes=256": "n_eval_episodes=4"},
     # one deal per pairing, in short games (a game truncated at 20 s of game time is a draw)
     "own_bot": {'"racer"], 200)': '"racer"], 1, config=spit_env.SpitConfig(max_game_ms=20_000))'},

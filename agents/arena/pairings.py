@@ -20,9 +20,10 @@ __all__ = ["PairingResult", "GameJob", "Runner", "play_jobs", "run_jobs_locally"
 
 #: A game's rough cost per seat by policy, relative to a heuristic bot's (1), for the progress's
 #: ETA only: the planner plans about 500 decisions/s where the environment steps about 75,000
-#: with a bot (docs/results/planner.md, docs/results/speed.md); a network is one batched
-#: forward pass per decision. Policies not listed cost 1.
-PLAYER_COST = {"planner": 100.0, "expert": 100.0, "planner-fast": 30.0, "expert-fast": 30.0,
+#: with a bot (docs/results/planner.md, docs/results/speed.md), expert-fast about two thirds of
+#: the planner's CPU per decision (docs/results/search.md); a network is one batched forward
+#: pass per decision. Policies not listed cost 1.
+PLAYER_COST = {"planner": 100.0, "expert": 100.0, "planner-fast": 30.0, "expert-fast": 65.0,
                "network": 3.0, "ppo": 3.0, "rllib": 3.0}
 
 

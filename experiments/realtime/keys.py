@@ -15,7 +15,7 @@ from __future__ import annotations
 from spit_env import rules
 from spit_env.replay.html import card_label
 
-__all__ = ["KEYMAP", "SLAP_KEYS", "GAME_KEYS", "key_action", "press_key"]
+__all__ = ["KEYMAP", "SLAP_KEYS", "GAME_KEYS", "key_action", "key_of", "press_key"]
 
 #: The keys of the five stock places, per kind of move (column s = stock place s).
 KEYMAP = {
@@ -56,6 +56,23 @@ def key_action(key: str, mask) -> int | None:
             return legal[0] if legal else rules.fill_action(s)
     if key in SLAP_KEYS:
         return rules.slap_action(SLAP_KEYS[key])
+    return None
+
+
+def key_of(action: int) -> str | None:
+    """The key that asks for ``action`` (egocentric id 0-22), whatever the mask.
+
+    The inverse of :func:`key_action` for every move: a PLAY by its pile's row (Q-T / A-G), FILL
+    and FLIP by Z-B, SLAP by "left" / "right"; None for WAIT.
+    """
+    kind, s = int(rules.ACTION_KIND[action]), int(rules.ACTION_STOCK[action])
+    c = int(rules.ACTION_PILE[action])
+    if kind == rules.KIND_PLAY:
+        return KEYMAP["own" if c == 0 else "opp"][s]
+    if kind in (rules.KIND_FILL, rules.KIND_FLIP):
+        return KEYMAP["fill"][s]
+    if kind == rules.KIND_SLAP:
+        return "left" if c == 0 else "right"
     return None
 
 
