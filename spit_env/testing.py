@@ -51,9 +51,17 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
     Raises:
         AssertionError: naming the first row that breaks an invariant.
     """
-    st = state
+    _check_cards(state)
+    check_caches(state)  # the cached tops first: the mask below is read from them
+    over = _check_flags(state)
+    _check_mask(state, over)
+    if out is not None:
+        _check_step(state, over, out, prev_mask, actions)
+
+
+def _check_cards(st) -> None:
+    """The 52 cards conserved (D2, D3): stock heights, packed spit cards and centre piles."""
     B = st.batch_size
-    # --- cards conserved (D2, D3) ------------------------------------------------------------
     h = st.height.astype(np.int64)
     if (h < 0).any() or (h > rules.MAX_STOCK_HEIGHT).any():
         _fail(
@@ -84,9 +92,10 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
             _fail(_first((arr >= 0) != inside), f"{name} cards are not packed from index 0")
     if (st.face_up & (h == 0)).any():
         _fail(_first(st.face_up & (h == 0)), "an empty stock place is marked face up")
-    check_caches(state)  # the cached tops first: the mask below is read from them
 
-    # --- flags and phase ---------------------------------------------------------------------
+
+def _check_flags(st) -> np.ndarray:
+    """The end flags, the phase and the winner agree; returns ``over``, (B,) bool."""
     both = st.terminated & st.truncated
     if both.any():
         _fail(_first(both), "terminated and truncated both set")
@@ -100,8 +109,12 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
         )
     if ((st.winner >= 0) & ~st.terminated).any():
         _fail(_first((st.winner >= 0) & ~st.terminated), "a winner without termination")
+    return over
 
-    # --- the mask ----------------------------------------------------------------------------
+
+def _check_mask(st, over: np.ndarray) -> None:
+    """The legal mask's shape and the phases' moves (D11, D17's last_move)."""
+    B = st.batch_size
     mask = core.legal_action_mask(st)
     if mask.shape != (B, rules.N_PLAYERS, rules.N_ACTIONS) or mask.dtype != np.bool_:
         raise AssertionError(f"mask must be ({B}, 2, 23) bool, got {mask.shape} {mask.dtype}")
@@ -127,34 +140,36 @@ def check_invariants(state, out=None, prev_mask=None, actions=None) -> None:
     if table.any():
         _fail(_first(table), "PLAY/FILL/FLIP legal outside the play phase")
 
-    # --- the step's output -------------------------------------------------------------------
-    if out is not None:
-        r = np.asarray(out.rewards)
-        if r.shape != (B, rules.N_PLAYERS):
-            raise AssertionError(f"rewards must be ({B}, 2), got {r.shape}")
-        if (np.abs(r.sum(axis=1)) > 1e-6).any():
-            _fail(
-                _first(np.abs(r.sum(axis=1)) > 1e-6),
-                f"rewards not zero-sum: {r[_first(np.abs(r.sum(axis=1)) > 1e-6)]}",
-            )
-        if (~np.isin(r, (-1.0, 0.0, 1.0))).any():
-            _fail(_first(~np.isin(r, (-1.0, 0.0, 1.0))), "rewards outside {-1, 0, 1}")
-        term, trunc = np.asarray(out.terminated), np.asarray(out.truncated)
-        if (term & trunc).any():
-            _fail(_first(term & trunc), "out.terminated and out.truncated both set")
-        if ((term | trunc) & ~over).any():
-            _fail(
-                _first((term | trunc) & ~over),
-                "the step reports a game end but the game is not over",
-            )
-        if ((r != 0).any(axis=1) & ~term).any():
-            _fail(_first((r != 0).any(axis=1) & ~term), "non-zero rewards without termination")
-        if prev_mask is not None and actions is not None:
-            a = np.asarray(actions).astype(np.intp)
-            was_legal = np.take_along_axis(np.asarray(prev_mask), a[:, :, None], axis=2)[:, :, 0]
-            bad = was_legal & np.asarray(out.illegal)
-            if bad.any():
-                _fail(_first(bad), "a legal action was flagged illegal")
+
+def _check_step(st, over: np.ndarray, out, prev_mask, actions) -> None:
+    """The step's output: zero-sum rewards, end flags on rows now over, no legal move flagged."""
+    B = st.batch_size
+    r = np.asarray(out.rewards)
+    if r.shape != (B, rules.N_PLAYERS):
+        raise AssertionError(f"rewards must be ({B}, 2), got {r.shape}")
+    if (np.abs(r.sum(axis=1)) > 1e-6).any():
+        _fail(
+            _first(np.abs(r.sum(axis=1)) > 1e-6),
+            f"rewards not zero-sum: {r[_first(np.abs(r.sum(axis=1)) > 1e-6)]}",
+        )
+    if (~np.isin(r, (-1.0, 0.0, 1.0))).any():
+        _fail(_first(~np.isin(r, (-1.0, 0.0, 1.0))), "rewards outside {-1, 0, 1}")
+    term, trunc = np.asarray(out.terminated), np.asarray(out.truncated)
+    if (term & trunc).any():
+        _fail(_first(term & trunc), "out.terminated and out.truncated both set")
+    if ((term | trunc) & ~over).any():
+        _fail(
+            _first((term | trunc) & ~over),
+            "the step reports a game end but the game is not over",
+        )
+    if ((r != 0).any(axis=1) & ~term).any():
+        _fail(_first((r != 0).any(axis=1) & ~term), "non-zero rewards without termination")
+    if prev_mask is not None and actions is not None:
+        a = np.asarray(actions).astype(np.intp)
+        was_legal = np.take_along_axis(np.asarray(prev_mask), a[:, :, None], axis=2)[:, :, 0]
+        bad = was_legal & np.asarray(out.illegal)
+        if bad.any():
+            _fail(_first(bad), "a legal action was flagged illegal")
 
 
 def check_caches(state) -> None:

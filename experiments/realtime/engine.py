@@ -541,7 +541,8 @@ class Sitting:
             profile: :meth:`profile`'s result, if the caller has it already.
 
         Returns:
-            the path written, or None (no ``profile_path``, or no fit).
+            the absolute path written (the end screens' commands name it from any folder), or
+            None (no ``profile_path``, or no fit).
         """
         profile = profile if profile is not None else self.profile()
         if self.profile_path is None or profile["fit"] is None:
@@ -550,7 +551,7 @@ class Sitting:
         source = (f"experiments.play: {counted(profile['moves'], 'move')} in "
                   f"{counted(games, 'game')} against {self.opponent}, "
                   f"motor time {self.game.motor_ms} ms, tick {self.game.tick_ms} ms")
-        return profile["fit"].save(self.profile_path, source=source)
+        return profile["fit"].save(self.profile_path, source=source).resolve()
 
 
 def reuse_lines(path: Path, opponent: str = "racer") -> list[str]:

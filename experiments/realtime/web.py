@@ -414,8 +414,7 @@ class Connection:
                 "fit": fit.report() if fit else None, "why_not": profile["why_not"],
                 "distance": profile["distance"], "closest": profile["closest"],
                 "density": profile["density"], "latencies_ms": self.sitting.latencies_ms(),
-                "profile_path": str(Path(saved).resolve()) if saved else None,
-                "commands": commands}
+                "profile_path": str(saved) if saved else None, "commands": commands}
 
 
 def _page(request: Request) -> Response:
